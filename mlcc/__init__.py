@@ -1,0 +1,1 @@
+"""Speculative-decoding LLM endpoints on SageMaker HyperPod (EKS), as a Pulumi program."""

@@ -1,0 +1,5 @@
+import sys
+
+from mlcc.cli import main
+
+sys.exit(main())

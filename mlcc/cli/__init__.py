@@ -1,0 +1,35 @@
+"""`mlcc`: offline plan, recommendation jobs and endpoint verification.
+
+Each subcommand lives in its own module with `register(subparsers)`, which adds an argparse
+sub-parser whose `run` default returns the exit code. Heavy imports stay inside `run`.
+Exit codes: 0 success, 1 a finding or config error, 2 a usage error (argparse's own).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+SUBCOMMAND_MODULES = ("mlcc.cli.plan",)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mlcc", description="Speculative-decoding endpoints on SageMaker HyperPod"
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module_name in SUBCOMMAND_MODULES:
+        importlib.import_module(module_name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    run: Callable[[argparse.Namespace], int] = args.run
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
