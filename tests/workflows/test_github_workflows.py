@@ -249,3 +249,27 @@ def test_deploy_up_waits_for_a_protected_environment_and_never_overlaps() -> Non
     assert set(job["needs"]) == {"test", "stacks"}
     (pulumi,) = steps_using(job, PULUMI_ACTION)
     assert pulumi["with"]["command"] == "up"
+
+
+# --- the program's interpreter ----------------------------------------------------------------
+
+
+def project_virtualenv() -> str | None:
+    project = YAML(typ="safe").load((REPO_ROOT / "Pulumi.yaml").read_text(encoding="utf-8"))
+    runtime = project.get("runtime")
+    options = runtime.get("options", {}) if isinstance(runtime, dict) else {}
+    venv: str | None = options.get("virtualenv")
+    return venv
+
+
+@pytest.mark.skipif(not (REPO_ROOT / "Pulumi.yaml").is_file(), reason="no Pulumi.yaml yet")
+@pytest.mark.parametrize(("path", "job"), [(PREVIEW, "preview"), (DEPLOY, "up")])
+def test_the_program_is_installed_where_pulumi_runs_it(path: Path, job: str) -> None:
+    """Pulumi runs __main__.py with the virtualenv of Pulumi.yaml, else with `python` on PATH."""
+    runs = "\n".join(s.get("run", "") for s in load_workflow(path)["jobs"][job]["steps"])
+    venv = project_virtualenv()
+    if venv:
+        assert f"python -m venv {venv}\n" in runs
+        assert f"{venv}/bin/python -m pip install -e .\n" in runs
+    else:
+        assert "python -m pip install -e .\n" in runs

@@ -1,0 +1,44 @@
+"""GPU counts of the SageMaker instance types HyperPod offers (pure data).
+
+The count sets the pod's `nvidia.com/gpu` request and the engines' tensor-parallel size.
+A type missing here is refused unless `hp:gpuCount` says how many GPUs it has.
+"""
+
+from __future__ import annotations
+
+import re
+
+INSTANCE_TYPE_PATTERN = re.compile(r"^ml\.[a-z0-9-]+\.[a-z0-9]+$")
+
+
+def _family(name: str, counts: dict[str, int]) -> dict[str, int]:
+    return {f"ml.{name}.{size}": gpus for size, gpus in counts.items()}
+
+
+_G_SIZES = {
+    "xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1,
+    "12xlarge": 4, "24xlarge": 4, "48xlarge": 8,
+}
+
+GPU_COUNTS: dict[str, int] = {
+    **_family("g5", _G_SIZES),
+    **_family("g6", _G_SIZES),
+    **_family("g6e", _G_SIZES),
+    **_family("g7e", {"2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "12xlarge": 2,
+                      "24xlarge": 4, "48xlarge": 8}),
+    **_family("g4dn", {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1,
+                       "12xlarge": 4}),
+    "ml.p4d.24xlarge": 8,
+    "ml.p4de.24xlarge": 8,
+    "ml.p5.4xlarge": 1,
+    "ml.p5.48xlarge": 8,
+    "ml.p5e.48xlarge": 8,
+    "ml.p5en.48xlarge": 8,
+    "ml.p6-b200.48xlarge": 8,
+    "ml.p6-b300.48xlarge": 8,
+    "ml.p6e-gb200.36xlarge": 4,
+}
+
+
+def gpu_count(instance_type: str) -> int | None:
+    return GPU_COUNTS.get(instance_type)

@@ -1,0 +1,303 @@
+"""Speculative decoding: the algorithm table (data) and its translation to engine settings.
+
+Pure: no Pulumi, no I/O. `speculative_env` produces the container environment of DESIGN
+section 4; `check` applies the rules of DESIGN section 3 and returns problems keyed by the
+stack-config key to change.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from mlcc.engines import Engine, EngineRelease, pinned
+
+MAX_NUM_TOKENS = 16
+MAX_EAGLE_TOPK = 64
+MAX_DRAFT_TOKENS = 256
+DEFAULT_NUM_TOKENS = 5
+# SGLang's own choice for Llama targets is steps 5, top-k 4, 8 draft tokens; we keep its 8.
+DEFAULT_TREE_DRAFT_TOKENS = 8
+
+KEY_ALGORITHM = "hp:speculativeAlgorithm"
+KEY_MODEL = "hp:speculativeModel"
+KEY_NUM_TOKENS = "hp:speculativeNumTokens"
+KEY_EAGLE_TOPK = "hp:speculativeEagleTopk"
+KEY_NUM_DRAFT_TOKENS = "hp:speculativeNumDraftTokens"
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """One user-facing algorithm and what each engine must receive for it."""
+
+    name: str
+    vllm_method: str
+    sglang_algorithm: str
+    needs_draft: bool
+    uses_topk: bool
+    default_topk: int
+    summary: str
+
+    def engine_name(self, engine: Engine) -> str:
+        return self.vllm_method if engine is Engine.VLLM else self.sglang_algorithm
+
+
+ALGORITHMS: dict[str, Algorithm] = {
+    a.name: a
+    for a in (
+        Algorithm(
+            "draft-model", "draft_model", "STANDALONE", True, False, 1,
+            "a separate small LM of the same tokenizer drafts tokens",
+        ),
+        Algorithm("eagle", "eagle", "EAGLE", True, True, 1, "an EAGLE-1 head drafts a chain"),
+        Algorithm(
+            "eagle2", "eagle", "EAGLE", True, True, 4,
+            "EAGLE tree drafting (SGLang top-k > 1); vLLM has no tree and drafts a chain",
+        ),
+        Algorithm("eagle3", "eagle3", "EAGLE3", True, True, 1, "an EAGLE-3 head drafts a chain"),
+        Algorithm("ngram", "ngram", "NGRAM", False, False, 1, "prompt lookup, no draft model"),
+        Algorithm("mtp", "mtp", "NEXTN", False, False, 1, "the target's own MTP layers draft"),
+    )
+}
+
+_HF_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
+_ABSOLUTE_PATH = re.compile(r"^/[A-Za-z0-9._/-]+$")
+_URI_OR_ARN = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://|arn:|s3:)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class SpeculativeSpec:
+    """What the user asked for. `eagle_topk`/`num_draft_tokens` None means the default."""
+
+    algorithm: str
+    draft_model: str | None = None
+    num_tokens: int = DEFAULT_NUM_TOKENS
+    eagle_topk: int | None = None
+    num_draft_tokens: int | None = None
+
+    @property
+    def definition(self) -> Algorithm:
+        return ALGORITHMS[self.algorithm]
+
+    @property
+    def topk(self) -> int:
+        """SGLang's --speculative-eagle-topk: 1 (a chain) unless the algorithm drafts a tree."""
+        if not self.definition.uses_topk:
+            return 1
+        return self.eagle_topk if self.eagle_topk is not None else self.definition.default_topk
+
+    @property
+    def sglang_draft_tokens(self) -> int:
+        if self.topk == 1:  # SGLang forces steps + 1 for a chain
+            return self.num_tokens + 1
+        if self.num_draft_tokens is not None:
+            return self.num_draft_tokens
+        return min(DEFAULT_TREE_DRAFT_TOKENS, self.num_tokens * self.topk + 1)
+
+
+@dataclass(frozen=True)
+class Problem:
+    key: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Checked:
+    errors: tuple[Problem, ...]
+    warnings: tuple[Problem, ...]
+
+
+def is_hf_id(value: str) -> bool:
+    return bool(_HF_ID.match(value)) and ".." not in value and "--" not in value
+
+
+def draft_model_problem(value: str) -> str | None:
+    """Why `value` cannot be a draft model, or None when it is a Hub id or an image path."""
+    if _URI_OR_ARN.match(value):
+        return (
+            f"{value!r} is a URI or ARN; the engines download drafts from the Hugging Face Hub "
+            "only. Push the draft to the Hub and give its id (org/name), or bake it into the "
+            "image and give its absolute path"
+        )
+    if value.startswith("/"):
+        if _ABSOLUTE_PATH.match(value) and "/../" not in f"{value}/":
+            return None
+        return f"{value!r} is not a clean absolute path (letters, digits, . _ - / only, no ..)"
+    if is_hf_id(value):
+        return None
+    return f"{value!r} is not a Hugging Face model id (org/name) or an absolute path in the image"
+
+
+def accepts(release: EngineRelease, algorithm: str) -> bool:
+    return ALGORITHMS[algorithm].engine_name(release.engine) in release.speculative_names
+
+
+def check(spec: SpeculativeSpec, engine: Engine, release: EngineRelease) -> Checked:
+    """The rules of DESIGN section 3 for the selected engine at its version."""
+    definition = spec.definition
+    errors = [*_draft_problems(spec), *_count_problems(spec)]
+    warnings = list(_useless_setting_warnings(spec, engine))
+    if not accepts(release, spec.algorithm):
+        errors.append(
+            Problem(
+                KEY_ALGORITHM,
+                f"{spec.algorithm} needs {engine.value} to accept "
+                f"{definition.engine_name(engine)!r}, which {engine.value} {release.version} "
+                "does not; choose another algorithm or a newer hp:engineVersion",
+            )
+        )
+    return Checked(tuple(errors), tuple(warnings))
+
+
+def _draft_problems(spec: SpeculativeSpec) -> list[Problem]:
+    if not spec.definition.needs_draft:
+        return []
+    if not spec.draft_model:
+        return [
+            Problem(
+                KEY_MODEL,
+                f"{spec.algorithm} needs a draft model (a Hugging Face id such as "
+                "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B); without one the engines fail or load "
+                "the target as its own draft",
+            )
+        ]
+    problem = draft_model_problem(spec.draft_model)
+    return [Problem(KEY_MODEL, problem)] if problem else []
+
+
+def _count_problems(spec: SpeculativeSpec) -> list[Problem]:
+    problems: list[Problem] = []
+    if not 1 <= spec.num_tokens <= MAX_NUM_TOKENS:
+        problems.append(
+            Problem(KEY_NUM_TOKENS, f"must be between 1 and {MAX_NUM_TOKENS}, got {spec.num_tokens}")
+        )
+    if spec.eagle_topk is not None and not 1 <= spec.eagle_topk <= MAX_EAGLE_TOPK:
+        problems.append(
+            Problem(KEY_EAGLE_TOPK, f"must be between 1 and {MAX_EAGLE_TOPK}, got {spec.eagle_topk}")
+        )
+    if spec.algorithm == "eagle2" and spec.eagle_topk == 1:
+        problems.append(
+            Problem(KEY_EAGLE_TOPK, "eagle2 is tree drafting and needs a top-k above 1; "
+                    "use hp:speculativeAlgorithm eagle for a chain")
+        )
+    problems.extend(_draft_token_problems(spec))
+    return problems
+
+
+def _draft_token_problems(spec: SpeculativeSpec) -> list[Problem]:
+    value = spec.num_draft_tokens
+    if value is None or _base_counts_invalid(spec):
+        return []
+    if spec.topk == 1:
+        return [
+            Problem(
+                KEY_NUM_DRAFT_TOKENS,
+                f"with top-k 1 SGLang always verifies steps + 1 = {spec.num_tokens + 1} tokens; "
+                "remove this key, or set hp:speculativeEagleTopk above 1 for an EAGLE tree",
+            )
+        ]
+    upper = min(MAX_DRAFT_TOKENS, spec.num_tokens * spec.topk + 1)
+    if not 2 <= value <= upper:
+        return [
+            Problem(
+                KEY_NUM_DRAFT_TOKENS,
+                f"must be between 2 and {upper} (steps x top-k + 1) for this tree, got {value}",
+            )
+        ]
+    return []
+
+
+def _base_counts_invalid(spec: SpeculativeSpec) -> bool:
+    """Invalid steps or top-k make the tree bounds meaningless; those are reported first."""
+    topk_bad = spec.eagle_topk is not None and not 1 <= spec.eagle_topk <= MAX_EAGLE_TOPK
+    return topk_bad or not 1 <= spec.num_tokens <= MAX_NUM_TOKENS
+
+
+def _useless_setting_warnings(spec: SpeculativeSpec, engine: Engine) -> list[Problem]:
+    definition = spec.definition
+    warnings: list[Problem] = []
+    if spec.eagle_topk is not None and not definition.uses_topk:
+        warnings.append(
+            Problem(KEY_EAGLE_TOPK, f"ignored: {spec.algorithm} is not an EAGLE algorithm")
+        )
+    elif spec.eagle_topk not in (None, 1) and engine is Engine.VLLM:
+        warnings.append(
+            Problem(KEY_EAGLE_TOPK, "vLLM drafts a chain and ignores top-k; it applies to SGLang")
+        )
+    if spec.algorithm == "eagle2" and engine is Engine.VLLM:
+        warnings.append(
+            Problem(KEY_ALGORITHM, "vLLM has no EAGLE-2 tree drafting; it runs method 'eagle'")
+        )
+    if spec.num_draft_tokens is not None and engine is Engine.VLLM:
+        warnings.append(Problem(KEY_NUM_DRAFT_TOKENS, "ignored by vLLM; it applies to SGLang"))
+    if spec.algorithm == "mtp" and spec.num_tokens > 3:
+        warnings.append(
+            Problem(
+                KEY_NUM_TOKENS,
+                f"mtp with {spec.num_tokens} tokens re-runs the MTP layer(s) many times; models "
+                "with one MTP layer usually accept best with 1-3",
+            )
+        )
+    return warnings
+
+
+def vllm_env(spec: SpeculativeSpec) -> dict[str, str]:
+    config: dict[str, object] = {"method": spec.definition.vllm_method}
+    if spec.definition.needs_draft and spec.draft_model:
+        config["model"] = spec.draft_model
+    config["num_speculative_tokens"] = spec.num_tokens
+    return {"SM_VLLM_SPECULATIVE_CONFIG": json.dumps(config, separators=(",", ":"))}
+
+
+def sglang_env(spec: SpeculativeSpec) -> dict[str, str]:
+    env = {"SM_SGLANG_SPECULATIVE_ALGORITHM": spec.definition.sglang_algorithm}
+    if spec.definition.needs_draft and spec.draft_model:
+        env["SM_SGLANG_SPECULATIVE_DRAFT_MODEL_PATH"] = spec.draft_model
+    env["SM_SGLANG_SPECULATIVE_NUM_STEPS"] = str(spec.num_tokens)
+    env["SM_SGLANG_SPECULATIVE_EAGLE_TOPK"] = str(spec.topk)
+    env["SM_SGLANG_SPECULATIVE_NUM_DRAFT_TOKENS"] = str(spec.sglang_draft_tokens)
+    return env
+
+
+_ENGINE_ENV = {Engine.VLLM: vllm_env, Engine.SGLANG: sglang_env}
+
+
+def speculative_env(
+    spec: SpeculativeSpec | None,
+    releases: Mapping[Engine, EngineRelease] | None = None,
+) -> dict[str, str]:
+    """Both engines' speculative variables plus HP_SPECULATIVE_ALGORITHM; {} when off.
+
+    An engine whose release (pinned unless given) does not accept the algorithm gets no set,
+    so a manifest never asks an engine for something it rejects.
+    """
+    if spec is None:
+        return {}
+    env = {"HP_SPECULATIVE_ALGORITHM": spec.algorithm}
+    for engine, to_env in _ENGINE_ENV.items():
+        release = (releases or {}).get(engine) or pinned(engine)
+        if accepts(release, spec.algorithm):
+            env.update(to_env(spec))
+    return env
+
+
+def summary_lines(spec: SpeculativeSpec | None) -> list[str]:
+    """Human-readable lines: what each engine will receive."""
+    if spec is None:
+        return ["speculative decoding: off (hp:speculativeAlgorithm is not set)"]
+    env = speculative_env(spec)
+    sglang_flags = " ".join(
+        f"--{name.removeprefix('SM_SGLANG_').lower().replace('_', '-')} {value}"
+        for name, value in env.items()
+        if name.startswith("SM_SGLANG_")
+    )
+    return [
+        f"speculative decoding: {spec.algorithm} ({spec.definition.summary})",
+        f"  vLLM   --speculative-config {env.get('SM_VLLM_SPECULATIVE_CONFIG', '(not accepted)')}",
+        f"  SGLang {sglang_flags or '(not accepted)'}",
+    ]

@@ -1,0 +1,160 @@
+"""The InferenceEndpointConfig as data: container environment and spec (pure, no Pulumi).
+
+The component in `mlcc/components/endpoint.py` only declares what these functions return, so
+every field of the manifest is tested here without mocks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from mlcc.config import StackConfig
+from mlcc.engines import ENV_PREFIXES, HEALTH_CHECK_PATHS, Engine, EngineRelease
+from mlcc.speculative import SpeculativeSpec, speculative_env
+
+API_VERSION = "inference.sagemaker.aws.amazon.com/v1"
+KIND = "InferenceEndpointConfig"
+CONTAINER_PORT = 8080
+MODEL_VOLUME = "model-weights"
+MODEL_MOUNT_PATH = "/opt/ml/model"
+HF_TOKEN_KEY = "token"
+# Both engines serve the OpenAI API; the operator routes invocations to this path.
+INVOCATION_PATH = "v1/chat/completions"
+
+_ENGINE_SETTINGS = {
+    Engine.VLLM: ("MODEL", "TENSOR_PARALLEL_SIZE"),
+    Engine.SGLANG: ("MODEL_PATH", "TP_SIZE"),
+}
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Everything the endpoint manifest depends on, apart from the image."""
+
+    endpoint_name: str
+    namespace: str
+    model_id: str
+    instance_type: str
+    gpu_count: int
+    replicas: int
+    engine: Engine
+    engine_args: tuple[tuple[str, str], ...] = ()
+    hf_token_secret: str | None = None
+    engine_releases: Mapping[Engine, EngineRelease] | None = None
+
+
+def from_config(config: StackConfig) -> Workload:
+    return Workload(
+        endpoint_name=config.endpoint_name,
+        namespace=config.namespace,
+        model_id=config.model,
+        instance_type=config.instance_type,
+        gpu_count=config.gpu_count,
+        replicas=config.replicas,
+        engine=config.engine,
+        engine_args=config.engine_args,
+        hf_token_secret=f"{config.endpoint_name}-hf-token" if config.hf_token else None,
+        engine_releases={config.engine: config.engine_release},
+    )
+
+
+def flag_env_name(engine: Engine, flag: str) -> str:
+    return ENV_PREFIXES[engine] + flag.upper().replace("-", "_")
+
+
+def engine_settings_env(workload: Workload) -> dict[str, str]:
+    """The selected engine's own settings in the SM_<ENGINE>_* convention."""
+    model_var, tp_var = _ENGINE_SETTINGS[workload.engine]
+    prefix = ENV_PREFIXES[workload.engine]
+    env = {
+        prefix + model_var: workload.model_id,
+        prefix + "SERVED_MODEL_NAME": workload.model_id,
+        prefix + tp_var: str(workload.gpu_count),
+        prefix + "DOWNLOAD_DIR": MODEL_MOUNT_PATH,
+    }
+    env.update({flag_env_name(workload.engine, f): v for f, v in workload.engine_args})
+    return env
+
+
+def environment(workload: Workload, spec: SpeculativeSpec | None) -> list[dict[str, object]]:
+    """`spec.worker.environmentVariables`: speculative sets for both engines, then settings."""
+    plain = {**speculative_env(spec, workload.engine_releases), **engine_settings_env(workload)}
+    env: list[dict[str, object]] = [{"name": k, "value": v} for k, v in plain.items()]
+    if workload.hf_token_secret:
+        env.append(
+            {
+                "name": "HF_TOKEN",
+                "valueFrom": {
+                    "secretKeyRef": {"name": workload.hf_token_secret, "key": HF_TOKEN_KEY}
+                },
+            }
+        )
+    return env
+
+
+def model_source(workload: Workload) -> dict[str, object]:
+    hugging_face: dict[str, object] = {"modelId": workload.model_id}
+    if workload.hf_token_secret:
+        hugging_face["tokenSecretRef"] = {"name": workload.hf_token_secret, "key": HF_TOKEN_KEY}
+    # No prefetch: the engine downloads the target (and the draft) itself at start-up.
+    return {
+        "modelSourceType": "huggingface",
+        "huggingFaceModel": hugging_face,
+        "prefetchEnabled": False,
+    }
+
+
+def endpoint_spec(
+    workload: Workload, image: str, spec: SpeculativeSpec | None
+) -> dict[str, object]:
+    gpus = str(workload.gpu_count)
+    return {
+        "modelName": workload.endpoint_name,
+        "endpointName": workload.endpoint_name,
+        "instanceType": workload.instance_type,
+        "replicas": workload.replicas,
+        "invocationEndpoint": INVOCATION_PATH,
+        "modelSourceConfig": model_source(workload),
+        "loadBalancer": {"healthCheckPath": HEALTH_CHECK_PATHS[workload.engine]},
+        "worker": {
+            "image": image,
+            "resources": {
+                "limits": {"nvidia.com/gpu": gpus},
+                "requests": {"nvidia.com/gpu": gpus},
+            },
+            "modelInvocationPort": {"containerPort": CONTAINER_PORT, "name": "http"},
+            "modelVolumeMount": {"name": MODEL_VOLUME, "mountPath": MODEL_MOUNT_PATH},
+            "environmentVariables": environment(workload, spec),
+        },
+    }
+
+
+def labels(workload: Workload) -> dict[str, str]:
+    return {
+        "app.kubernetes.io/name": workload.endpoint_name,
+        "app.kubernetes.io/managed-by": "pulumi",
+        "hp.mlcc/engine": workload.engine.value,
+    }
+
+
+_PROOF_PATTERNS = {
+    Engine.VLLM: "speculative_config=",
+    Engine.SGLANG: "speculative_algorithm",
+}
+
+
+def verify_commands(workload: Workload) -> dict[str, str]:
+    """The two commands that show speculation is asked for and active."""
+    ns, name = workload.namespace, workload.endpoint_name
+    return {
+        "env": (
+            f"kubectl get {KIND.lower()} {name} -n {ns} -o "
+            "jsonpath='{range .spec.worker.environmentVariables[*]}{.name}={.value}{\"\\n\"}"
+            "{end}' | grep SPECULATIVE"
+        ),
+        "log": (
+            f"kubectl logs -n {ns} deployment/{name} --all-containers | "
+            f"grep -E '{_PROOF_PATTERNS[workload.engine]}|accept'"
+        ),
+    }
