@@ -1,0 +1,58 @@
+"""Validation of rendered manifests against the real CRD schema in ../shared/reference/crds/.
+
+A manifest passes when it validates against the v1 openAPIV3Schema AND contains no field the
+API server would prune (structural schemas drop unknown fields silently).
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+CRD_DIR = Path(os.environ.get("MLCC_SHARED_DIR", REPO.parent / "shared")) / "reference" / "crds"
+
+
+@cache
+def crd_schema(file_name: str, version: str = "v1") -> dict[str, Any]:
+    path = CRD_DIR / file_name
+    if not path.is_file():
+        pytest.skip(f"CRD schemas not available ({path} is absent)")
+    crd = yaml.safe_load(path.read_text())
+    (served,) = [v for v in crd["spec"]["versions"] if v["name"] == version]
+    schema: dict[str, Any] = served["schema"]["openAPIV3Schema"]
+    return schema
+
+
+def pruned_fields(value: Any, schema: dict[str, Any], path: str = "") -> list[str]:
+    """Paths of fields a structural schema does not declare (the API server would drop them)."""
+    if schema.get("x-kubernetes-preserve-unknown-fields"):
+        return []
+    if isinstance(value, dict):
+        properties = schema.get("properties")
+        additional = schema.get("additionalProperties")
+        found: list[str] = []
+        for key, item in value.items():
+            if properties is not None and key in properties:
+                found += pruned_fields(item, properties[key], f"{path}.{key}")
+            elif isinstance(additional, dict):
+                found += pruned_fields(item, additional, f"{path}.{key}")
+            elif additional is not True and not (path == "" and key in {"apiVersion", "kind"}):
+                if path != ".metadata":  # ObjectMeta is validated by the API server itself
+                    found.append(f"{path}.{key}")
+        return found
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [p for i, v in enumerate(value) for p in pruned_fields(v, schema["items"], f"{path}[{i}]")]
+    return []
+
+
+def assert_valid_manifest(manifest: dict[str, Any], file_name: str) -> None:
+    schema = crd_schema(file_name)
+    jsonschema.validate(manifest, schema)
+    assert pruned_fields(manifest, schema) == []
