@@ -65,7 +65,7 @@ SGLANG_TRIPLE = (
     "speculative-eagle-topk",
     "speculative-num-draft-tokens",
 )
-SGLANG_SPECULATIVE_OPTIONS = (*SGLANG_TRIPLE, "speculative-draft-model-path")
+SGLANG_SPECULATIVE_OPTIONS = ("speculative-draft-model-path", *SGLANG_TRIPLE)
 # A flag is secret-like when one of its dash-separated words is one of these.
 SECRET_WORDS = frozenset(
     {"token", "secret", "key", "apikey", "password", "passwd", "credential", "credentials"}
@@ -181,7 +181,7 @@ def env_option(engine: EngineSpec, variable: str, value: str) -> EnvOption | Non
     name = variable[len(engine.prefix) :].lower().replace("_", "-")
     if not name:
         raise Refusal(variable, f"no flag name after {engine.prefix}; remove the variable")
-    if value == "":
+    if not value.strip():
         raise Refusal(variable, "empty value; set a value, `true` for a bare flag, or unset it")
     key = flag_key(engine, name)
     if value.lower() == "false":

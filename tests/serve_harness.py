@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 SERVE_PY = REPO / "images" / "serve" / "serve.py"
 IMAGES = REPO / "images"
 
