@@ -24,6 +24,8 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, TypeVar
 
+from mlcc import speculative
+
 T = TypeVar("T")
 
 # --------------------------------------------------------------------------------------------
@@ -93,11 +95,13 @@ DATASET_CHANNEL = "dataset"
 DEFAULT_WORKLOAD_SPEC = json.dumps({"benchmark": {"type": "aiperf"}}, separators=(",", ":"))
 
 # --------------------------------------------------------------------------------------------
-# Our speculative names (DESIGN.md §3) and the bounds the stack config uses.
+# Our speculative names and bounds come from the algorithm table (DESIGN.md §3).
 
-ALGORITHMS = ("draft-model", "eagle", "eagle2", "eagle3", "ngram", "mtp")
-ALGORITHMS_NEEDING_DRAFT = frozenset({"draft-model", "eagle", "eagle2", "eagle3"})
-MAX_SPECULATIVE_TOKENS = 32
+ALGORITHMS = tuple(speculative.ALGORITHMS)
+ALGORITHMS_NEEDING_DRAFT = frozenset(
+    a.name for a in speculative.ALGORITHMS.values() if a.needs_draft
+)
+MAX_SPECULATIVE_TOKENS = speculative.MAX_NUM_TOKENS
 
 # --------------------------------------------------------------------------------------------
 # Settings (the hp:optimize object)
@@ -450,7 +454,7 @@ ALGORITHM_ALIASES: dict[str, str] = {
 SECRET_NAME_PARTS = ("TOKEN", "SECRET", "PASSWORD", "CREDENTIAL", "API_KEY", "ACCESS_KEY")
 REDACTED = "<redacted>"
 
-HF_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
+HUB_NON_MODEL_PATHS = frozenset({"datasets", "spaces", "collections", "docs", "api"})
 HF_URL_PATTERN = re.compile(
     r"https://(?:www\.)?(?:huggingface\.co|hf\.co)/"
     r"(?P<id>[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*)(?:/(?:tree|resolve)/.*)?/?"
@@ -693,9 +697,9 @@ def normalise_draft_model(value: str | None) -> tuple[str | None, str | None]:
         return None, None
     text = value.strip()
     url = HF_URL_PATTERN.fullmatch(text)
-    if url:
+    if url and _is_hub_model_id(url.group("id")):
         return url.group("id"), None
-    if HF_ID_PATTERN.fullmatch(text) and ".." not in text:
+    if speculative.is_hf_id(text):
         return text, None
     if "://" in text:
         scheme = text.split("://", 1)[0]
@@ -711,6 +715,11 @@ def normalise_draft_model(value: str | None) -> tuple[str | None, str | None]:
         "drafts from the Hub (or a path baked into the image), so publish the draft to the Hub "
         "and set hp:speculativeModel yourself"
     )
+
+
+def _is_hub_model_id(candidate: str) -> bool:
+    # huggingface.co/datasets/... and /spaces/... are not models.
+    return speculative.is_hf_id(candidate) and candidate.split("/")[0] not in HUB_NON_MODEL_PATHS
 
 
 def _parse_num_tokens(value: str | None, notes: list[str]) -> int | None:
