@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mlcc.config import StackConfig
@@ -157,9 +157,9 @@ def env_problems(env: Sequence[Mapping[str, Any]], expected: Expectation) -> lis
             got = "set from a reference" if actual[name] is None else f"is {actual[name]}"
             problems.append(f"{name} {got}, expected {want}")
     for name in sorted(set(actual) - set(expected.env)):
-        why = "speculation is off in the stack config" if not expected.speculation_on else (
-            "the stack config does not ask for it"
-        )
+        why = "the stack config does not ask for it"
+        if not expected.speculation_on:
+            why = "speculation is off in the stack config"
         problems.append(f"{name}={actual[name]} is set but {why}")
     return problems
 
@@ -171,9 +171,10 @@ def same_env_value(actual: object, expected: str) -> bool:
     if not isinstance(actual, str):
         return False
     try:
-        return bool(json.loads(actual) == json.loads(expected))
+        actual_json, expected_json = json.loads(actual), json.loads(expected)
     except json.JSONDecodeError:
         return False
+    return isinstance(expected_json, dict) and actual_json == expected_json
 
 
 # --- pods --------------------------------------------------------------------------------------
@@ -205,10 +206,21 @@ def worker_container(pod: Mapping[str, Any], worker_image: str | None) -> Mappin
     return dict(containers[0]) if containers else None
 
 
+def pods_by_name_prefix(
+    pods: Iterable[Mapping[str, Any]], endpoint_name: str
+) -> list[Mapping[str, Any]]:
+    """Fallback when the endpoint publishes no selector: its Deployment's pods share its name."""
+    return [p for p in pods if pod_name(p).startswith(f"{endpoint_name}-")]
+
+
+def pod_phase(pod: Mapping[str, Any]) -> str:
+    return str((pod.get("status") or {}).get("phase") or "Unknown")
+
+
 def check_pods_found(pods: Sequence[Mapping[str, Any]], how: str) -> Check:
     if not pods:
         return Check("pods", False, f"no pods selected by {how}; is the deployment scaled to 0?")
-    names = ", ".join(pod_name(p) for p in pods)
+    names = ", ".join(f"{pod_name(p)} ({pod_phase(p)})" for p in pods)
     return Check("pods", True, f"{len(pods)} selected by {how}: {names}")
 
 
@@ -221,23 +233,25 @@ def check_engine_log(check_name: str, log: str, expected: Expectation) -> Check:
     return _check_sglang_log(check_name, log, expected)
 
 
-def _last_match(pattern: re.Pattern[str], lines: Iterable[str]) -> re.Match[str] | None:
+def _last_match(pattern: re.Pattern[str], lines: Iterable[str]) -> tuple[str, re.Match[str]] | None:
+    """The last line with a match, and that match (an engine restarted in-process logs twice)."""
     found = None
     for line in lines:
         for match in pattern.finditer(line):
-            found = match
+            found = (line, match)
     return found
 
 
 def _check_vllm_log(check_name: str, log: str, expected: Expectation) -> Check:
-    match = _last_match(_VLLM_ENGINE_CONFIG, log.splitlines())
-    if match is None:
+    found = _last_match(_VLLM_ENGINE_CONFIG, log.splitlines())
+    if found is None:
         return Check(
             check_name,
             False,
             "no vLLM engine config line (`speculative_config=`) in the log; the engine has not "
             "started yet, or the log was rotated",
         )
+    match = found[1]
     if match["none"]:
         return _off_in_log(check_name, expected, "speculative_config=None")
     fields = {
@@ -245,25 +259,30 @@ def _check_vllm_log(check_name: str, log: str, expected: Expectation) -> Check:
         for m in _VLLM_FIELD.finditer(match["fields"])
     }
     method = fields.get("method")
-    shown = ", ".join(f"{k}={fields[k]}" for k in ("method", "model", "num_spec_tokens") if k in fields)
+    shown = ", ".join(
+        f"{k}={fields[k]}" for k in ("method", "model", "num_spec_tokens") if k in fields
+    )
     return _on_in_log(check_name, expected, method, method == expected.engine_algorithm, shown)
 
 
 def _check_sglang_log(check_name: str, log: str, expected: Expectation) -> Check:
     args_lines = [line for line in log.splitlines() if _SGLANG_SERVER_ARGS.search(line)]
-    match = _last_match(_SGLANG_ALGORITHM, args_lines)
-    if match is None:
+    found = _last_match(_SGLANG_ALGORITHM, args_lines)
+    if found is None:
         return Check(
             check_name,
             False,
             "no SGLang `server_args=` line with speculative_algorithm in the log; the server has "
             "not started yet, or the log was rotated",
         )
+    line, match = found
     algorithm = match["single"] if match["single"] is not None else match["double"]
     if algorithm is None or algorithm.upper() == "NONE":
         return _off_in_log(check_name, expected, "speculative_algorithm=None")
-    triple = {m["key"]: m["value"] for m in _SGLANG_TRIPLE.finditer(args_lines[-1])}
-    shown = ", ".join([f"speculative_algorithm={algorithm}", *(f"{k}={v}" for k, v in triple.items())])
+    triple = {m["key"]: m["value"] for m in _SGLANG_TRIPLE.finditer(line)}
+    shown = ", ".join(
+        [f"speculative_algorithm={algorithm}", *(f"{k}={v}" for k, v in triple.items())]
+    )
     want = (expected.engine_algorithm or "").upper()
     accepted = SGLANG_LOGGED_AS.get(want, frozenset({want}))
     return _on_in_log(check_name, expected, algorithm, algorithm.upper() in accepted, shown)
@@ -329,7 +348,8 @@ class Observed:
     endpoint: Mapping[str, Any] | None
     pods: Sequence[Mapping[str, Any]] = ()
     pod_selection: str = ""
-    logs: Mapping[str, str] | None = None  # pod name -> worker container log
+    logs: Mapping[str, str] = field(default_factory=dict)  # pod -> worker container log
+    log_errors: Mapping[str, str] = field(default_factory=dict)  # pod -> why it is missing
 
 
 def verify_endpoint(observed: Observed, expected: Expectation) -> list[Check]:
@@ -340,21 +360,26 @@ def verify_endpoint(observed: Observed, expected: Expectation) -> list[Check]:
     checks.append(check_pods_found(observed.pods, observed.pod_selection))
     worker_image = ((observed.endpoint.get("spec") or {}).get("worker") or {}).get("image")
     for pod in observed.pods:
-        checks.extend(_pod_checks(pod, worker_image, observed.logs or {}, expected))
+        checks.extend(_pod_checks(pod, worker_image, observed, expected))
     return checks
 
 
 def _pod_checks(
-    pod: Mapping[str, Any], worker_image: str | None, logs: Mapping[str, str], expected: Expectation
+    pod: Mapping[str, Any], worker_image: str | None, observed: Observed, expected: Expectation
 ) -> list[Check]:
     name = pod_name(pod)
     container = worker_container(pod, worker_image)
     if container is None:
         return [Check(f"pod {name}", False, "has no containers")]
-    checks = [check_env(f"pod {name} env", list(container.get("env") or []), expected)]
-    log = logs.get(name)
+    env_check = check_env(f"pod {name} env", list(container.get("env") or []), expected)
+    if not env_check.passed and container.get("envFrom"):
+        note = "; the container also reads envFrom sources, which verify does not resolve"
+        env_check = Check(env_check.name, False, env_check.detail + note)
+    checks = [env_check]
+    log = observed.logs.get(name)
     if log is None:
-        checks.append(Check(f"pod {name} engine log", False, "the log could not be read"))
+        why = observed.log_errors.get(name, "it was not fetched")
+        checks.append(Check(f"pod {name} engine log", False, f"the log could not be read: {why}"))
         return checks
     checks.append(check_engine_log(f"pod {name} engine log", log, expected))
     acceptance = check_acceptance(f"pod {name} acceptance", log, expected.engine)

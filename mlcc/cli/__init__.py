@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
-SUBCOMMAND_MODULES = ("mlcc.cli.plan",)
+SUBCOMMAND_MODULES = ("mlcc.cli.plan", "mlcc.cli.verify")
 
 
 def build_parser() -> argparse.ArgumentParser:

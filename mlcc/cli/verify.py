@@ -1,0 +1,228 @@
+"""`mlcc verify`: check that a deployed endpoint really decodes speculatively.
+
+Reads the stack file for what is expected, the cluster for what runs (the
+InferenceEndpointConfig, its pods, their engine logs), prints one `PASS|FAIL <check>: <detail>`
+line per check and exits 0 only when every check passes (1 otherwise, 2 on a usage error).
+The decisions are in `mlcc.verify`; this module only fetches. The `kubernetes` client is
+imported inside `kubernetes_apis`, so the rest of the CLI starts without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from mlcc import config as stack_config
+from mlcc import stackfiles
+from mlcc.verify import (
+    GROUP,
+    PLURAL,
+    VERSION,
+    Check,
+    Observed,
+    all_passed,
+    expectation_for,
+    pod_name,
+    pod_selector,
+    pods_by_name_prefix,
+    verify_endpoint,
+    worker_container,
+)
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class CustomObjectsApi(Protocol):
+    def get_namespaced_custom_object(
+        self, group: str, version: str, namespace: str, plural: str, name: str
+    ) -> Any: ...
+
+
+class CoreV1Api(Protocol):
+    def list_namespaced_pod(self, namespace: str, *, label_selector: str | None = ...) -> Any: ...
+
+    def read_namespaced_pod_log(
+        self, name: str, namespace: str, *, container: str | None = ...
+    ) -> Any: ...
+
+
+@dataclass(frozen=True)
+class KubernetesApis:
+    custom: CustomObjectsApi
+    core: CoreV1Api
+    # API objects -> the JSON shape (camelCase keys) that mlcc.verify reads.
+    to_dict: Callable[[Any], Any]
+
+
+ApiFactory = Callable[[str | None, str | None], KubernetesApis]
+
+
+class UsageError(Exception):
+    pass
+
+
+class ClusterError(Exception):
+    """The API refused or failed a read that every later check depends on."""
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "verify",
+        help="check that a deployed endpoint runs speculative decoding as configured",
+        description=(
+            "Compare a running endpoint with its stack config: the InferenceEndpointConfig "
+            "state and env, the pods' env, and the engine's startup log. One PASS/FAIL line per "
+            "check; exit 0 only when all pass."
+        ),
+    )
+    parser.add_argument("--stack", help="stack name (Pulumi.<stack>.yaml); default: the only one")
+    parser.add_argument("--namespace", help="Kubernetes namespace; default: hp:namespace")
+    parser.add_argument("--endpoint", help="InferenceEndpointConfig name; default: the stack's")
+    parser.add_argument(
+        "--kubeconfig", help="kubeconfig file; default: $KUBECONFIG, ~/.kube/config"
+    )
+    parser.add_argument("--context", help="kubeconfig context; default: the current one")
+    parser.add_argument(
+        "--project-dir", type=Path, default=Path("."), help="folder with Pulumi.yaml (default: .)"
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, api_factory: ApiFactory | None = None) -> int:
+    try:
+        config = _load_config(args.project_dir, args.stack)
+    except UsageError as error:
+        print(f"mlcc verify: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except (stackfiles.StackConfigError, stack_config.ConfigError) as error:
+        for problem in error.problems:
+            print(problem, file=sys.stderr)
+        return EXIT_FAILED
+    namespace = args.namespace or config.namespace
+    name = args.endpoint or config.endpoint_name
+    try:
+        apis = (api_factory or kubernetes_apis)(args.kubeconfig, args.context)
+    except Exception as error:  # the client's ConfigException and file errors alike
+        print(f"mlcc verify: cannot configure Kubernetes access: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    try:
+        checks = verify_endpoint(observe(apis, namespace, name), expectation_for(config))
+    except ClusterError as error:
+        checks = [Check("cluster", False, str(error))]
+    for check in checks:
+        print(check.line)
+    return EXIT_OK if all_passed(checks) else EXIT_FAILED
+
+
+def _load_config(project_dir: Path, stack: str | None) -> stack_config.StackConfig:
+    try:
+        project = stackfiles.load_project(project_dir)
+        name = stack or _only_stack(project_dir)
+        values = stackfiles.resolve(project, stackfiles.load_stack(project_dir, name), stack=name)
+    except stackfiles.StackFileError as error:
+        raise UsageError(str(error)) from None
+    parsed = stack_config.parse(values.values, stack=name, secret_keys=values.secret_keys)
+    return parsed.config
+
+
+def _only_stack(project_dir: Path) -> str:
+    stacks = sorted(
+        p.name[len("Pulumi.") : -len(".yaml")] for p in project_dir.glob("Pulumi.*.yaml")
+    )
+    if len(stacks) != 1:
+        raise UsageError(f"choose a stack with --stack ({', '.join(stacks) or 'none found'})")
+    return stacks[0]
+
+
+def observe(apis: KubernetesApis, namespace: str, name: str) -> Observed:
+    """Everything the checks need, fetched once; a missing endpoint stops there."""
+    endpoint = _get_endpoint(apis, namespace, name)
+    if endpoint is None:
+        return Observed(namespace, name, None)
+    selector = pod_selector(endpoint)
+    if selector:
+        pods = _list_pods(apis, namespace, label_selector=selector)
+        how = f"selector {selector}"
+    else:
+        pods = pods_by_name_prefix(_list_pods(apis, namespace), name)
+        how = f"name prefix {name}- (the endpoint publishes no status.selector)"
+    worker_image = (endpoint.get("spec") or {}).get("worker", {}).get("image")
+    logs, log_errors = _read_logs(apis, namespace, pods, worker_image)
+    return Observed(namespace, name, endpoint, pods, how, logs, log_errors)
+
+
+def _get_endpoint(apis: KubernetesApis, namespace: str, name: str) -> dict[str, Any] | None:
+    try:
+        found = apis.custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)
+    except Exception as error:
+        if getattr(error, "status", None) == 404:
+            return None
+        reason = _api_reason(error)
+        raise ClusterError(f"cannot read {PLURAL}/{name} in {namespace}: {reason}") from None
+    return dict(found)
+
+
+def _list_pods(
+    apis: KubernetesApis, namespace: str, label_selector: str | None = None
+) -> list[Mapping[str, Any]]:
+    try:
+        pod_list = apis.to_dict(
+            apis.core.list_namespaced_pod(namespace, label_selector=label_selector)
+        )
+    except Exception as error:
+        raise ClusterError(f"cannot list pods in {namespace}: {_api_reason(error)}") from None
+    return list(pod_list.get("items") or [])
+
+
+def _read_logs(
+    apis: KubernetesApis, namespace: str, pods: list[Mapping[str, Any]], worker_image: str | None
+) -> tuple[dict[str, str], dict[str, str]]:
+    logs: dict[str, str] = {}
+    errors: dict[str, str] = {}
+    for pod in pods:
+        container = worker_container(pod, worker_image)
+        if container is None:
+            continue
+        name = pod_name(pod)
+        try:
+            logs[name] = str(
+                apis.core.read_namespaced_pod_log(name, namespace, container=container["name"])
+            )
+        except Exception as error:
+            errors[name] = _api_reason(error)
+    return logs, errors
+
+
+def _api_reason(error: Exception) -> str:
+    status, reason = getattr(error, "status", None), getattr(error, "reason", None)
+    return f"{status} {reason}" if status else str(error)
+
+
+def kubernetes_apis(kubeconfig: str | None, context: str | None) -> KubernetesApis:
+    """The official client, configured from --kubeconfig, $KUBECONFIG, ~/.kube/config, or the
+    pod's service account when run inside the cluster without a kubeconfig."""
+    from kubernetes import client
+    from kubernetes import config as kube_config
+
+    in_cluster = (
+        not kubeconfig
+        and "KUBERNETES_SERVICE_HOST" in os.environ
+        and not Path(os.environ.get("KUBECONFIG", "~/.kube/config")).expanduser().exists()
+    )
+    if in_cluster:
+        kube_config.load_incluster_config()  # type: ignore[no-untyped-call]
+        api_client = client.ApiClient()
+    else:
+        api_client = kube_config.new_client_from_config(  # type: ignore[no-untyped-call]
+            config_file=kubeconfig, context=context
+        )
+    return KubernetesApis(
+        custom=client.CustomObjectsApi(api_client),
+        core=client.CoreV1Api(api_client),
+        to_dict=api_client.sanitize_for_serialization,
+    )
