@@ -134,6 +134,9 @@ ENGINES = {
         aliases={
             "model": "model-path",
             "speculative-draft-model": "speculative-draft-model-path",
+            # argparse also takes unambiguous prefixes; --tp and --dp are the common ones.
+            "tp": "tp-size",
+            "dp": "dp-size",
             "tensor-parallel-size": "tp-size",
             "pipeline-parallel-size": "pp-size",
             "data-parallel-size": "dp-size",

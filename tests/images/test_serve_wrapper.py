@@ -95,6 +95,7 @@ def test_flag_key_folds_aliases_underscores_and_negation() -> None:
     assert serve.flag_key(vllm, "--no-enable-prefix-caching") == "enable-prefix-caching"
     assert serve.flag_key(sglang, "--model") == "model-path"
     assert serve.flag_key(sglang, "--tensor-parallel-size") == "tp-size"
+    assert serve.flag_key(sglang, "--tp") == "tp-size"
     assert serve.flag_key(sglang, "--speculative-draft-model") == "speculative-draft-model-path"
 
 
@@ -254,6 +255,12 @@ def test_bare_and_negated_arguments_replace_env_booleans() -> None:
 def test_short_alias_argument_replaces_the_long_env_flag() -> None:
     env = {"SM_VLLM_MODEL": TARGET, "SM_VLLM_TENSOR_PARALLEL_SIZE": "2"}
     assert dry_run_argv("vllm", env, ["-tp", "4"]) == [*VLLM, TARGET, *DEFAULTS, "-tp", "4"]
+
+
+def test_sglang_tp_argument_replaces_the_env_tp_size() -> None:
+    env = {"SM_SGLANG_MODEL_PATH": TARGET, "SM_SGLANG_TP_SIZE": "8"}
+    argv = dry_run_argv("sglang", env, ["--tp", "4"])
+    assert argv == [*SGLANG, "--model-path", TARGET, *DEFAULTS, "--tp", "4"]
 
 
 def test_port_argument_suppresses_the_default_port_only() -> None:
