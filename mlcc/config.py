@@ -44,33 +44,70 @@ class Key:
 
 KEYS: tuple[Key, ...] = (
     Key("engine", "string", "vllm", "Serving engine: vllm or sglang."),
-    Key("engineVersion", "string", "",
+    Key(
+        "engineVersion",
+        "string",
+        "",
         "Engine version of the image; empty = the version the project pins. Set it when "
-        "hp:image is a prebuilt image with another known engine version."),
+        "hp:image is a prebuilt image with another known engine version.",
+    ),
     Key("model", "string", REQUIRED, "Hugging Face model id of the target model (org/name)."),
     Key("instanceType", "string", "ml.g5.12xlarge", "SageMaker instance type of the GPU nodes."),
-    Key("gpuCount", None, "",
-        "GPUs per instance (integer); empty = looked up from hp:instanceType."),
+    Key(
+        "gpuCount", None, "", "GPUs per instance (integer); empty = looked up from hp:instanceType."
+    ),
     Key("replicas", "integer", 1, "Number of model pods."),
     Key("namespace", "string", "default", "Kubernetes namespace of the endpoint."),
-    Key("endpointName", "string", "",
-        "Endpoint (and SageMaker model) name; empty = derived from the stack name."),
-    Key("hfToken", "string", "",
-        "Hugging Face token for gated models; set with --secret. Empty = no token."),
-    Key("engineArgs", None, {},
+    Key(
+        "endpointName",
+        "string",
+        "",
+        "Endpoint (and SageMaker model) name; empty = derived from the stack name.",
+    ),
+    Key(
+        "hfToken",
+        "string",
+        "",
+        "Hugging Face token for gated models; set with --secret. Empty = no token.",
+    ),
+    Key(
+        "engineArgs",
+        None,
+        {},
         "Extra engine flags as a map, e.g. {max-model-len: 8192}; speculative flags are "
-        "set with the hp:speculative* keys."),
+        "set with the hp:speculative* keys.",
+    ),
     Key("image", "string", "", "Prebuilt serve image URI (pin it by digest)."),
-    Key("speculativeAlgorithm", "string", "",
-        "draft-model, eagle, eagle2, eagle3, ngram or mtp; empty = speculation off."),
-    Key("speculativeModel", "string", "",
-        "Draft model: Hugging Face id or absolute path in the image (draft-model, eagle*)."),
-    Key("speculativeNumTokens", "integer", speculative.DEFAULT_NUM_TOKENS,
-        "Tokens drafted per step (vLLM num_speculative_tokens, SGLang num_steps)."),
-    Key("speculativeEagleTopk", None, "",
-        "EAGLE branching per step (integer, SGLang); empty = 1, or 4 for eagle2."),
-    Key("speculativeNumDraftTokens", None, "",
-        "SGLang tokens verified per step for an EAGLE tree (integer); empty = derived."),
+    Key(
+        "speculativeAlgorithm",
+        "string",
+        "",
+        "draft-model, eagle, eagle2, eagle3, ngram or mtp; empty = speculation off.",
+    ),
+    Key(
+        "speculativeModel",
+        "string",
+        "",
+        "Draft model: Hugging Face id or absolute path in the image (draft-model, eagle*).",
+    ),
+    Key(
+        "speculativeNumTokens",
+        "integer",
+        speculative.DEFAULT_NUM_TOKENS,
+        "Tokens drafted per step (vLLM num_speculative_tokens, SGLang num_steps).",
+    ),
+    Key(
+        "speculativeEagleTopk",
+        None,
+        "",
+        "EAGLE branching per step (integer, SGLang); empty = 1, or 4 for eagle2.",
+    ),
+    Key(
+        "speculativeNumDraftTokens",
+        None,
+        "",
+        "SGLang tokens verified per step for an EAGLE tree (integer); empty = derived.",
+    ),
 )
 KEYS_BY_NAME = {key.qualified: key for key in KEYS}
 
@@ -78,11 +115,20 @@ _HF_MODEL_ID = re.compile(r"^[a-zA-Z0-9_.-]+/[a-zA-Z0-9_.-]+$")  # the CRD's mod
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _ENDPOINT_NAME = re.compile(r"^[a-z0-9](-*[a-z0-9]){0,62}$")
 _FLAG_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-_IMAGE_REF = re.compile(r"^[a-z0-9][a-z0-9._/:-]*(@sha256:[0-9a-f]{64}|:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$")
+_IMAGE_REF = re.compile(
+    r"^[a-z0-9][a-z0-9._/:-]*(@sha256:[0-9a-f]{64}|:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$"
+)
 # Flags the program itself owns; setting them through hp:engineArgs would fight the program.
 _RESERVED_FLAGS = {
-    "model", "model-path", "port", "host", "tensor-parallel-size", "tp-size", "tp",
-    "served-model-name", "download-dir",
+    "model",
+    "model-path",
+    "port",
+    "host",
+    "tensor-parallel-size",
+    "tp-size",
+    "tp",
+    "served-model-name",
+    "download-dir",
 }
 
 
@@ -243,8 +289,10 @@ def _instance(reader: _Reader) -> tuple[str, int]:
     instance_type = reader.string("instanceType")
     override = reader.integer("gpuCount", optional=True)
     if not instances.INSTANCE_TYPE_PATTERN.match(instance_type):
-        reader.fail("instanceType", f"must be a SageMaker type such as ml.g5.12xlarge, "
-                    f"got {instance_type!r}")
+        reader.fail(
+            "instanceType",
+            f"must be a SageMaker type such as ml.g5.12xlarge, got {instance_type!r}",
+        )
         return instance_type, override or 1
     if override is not None:
         if not 1 <= override <= 16:
@@ -252,8 +300,11 @@ def _instance(reader: _Reader) -> tuple[str, int]:
         return instance_type, override
     known = instances.gpu_count(instance_type)
     if known is None:
-        reader.fail("instanceType", f"{instance_type} is not a GPU type this project knows; "
-                    "use a GPU type (g5, g6, g6e, p4d, p5, ...) or set hp:gpuCount")
+        reader.fail(
+            "instanceType",
+            f"{instance_type} is not a GPU type this project knows; "
+            "use a GPU type (g5, g6, g6e, p4d, p5, ...) or set hp:gpuCount",
+        )
         return instance_type, 1
     return instance_type, known
 
@@ -268,8 +319,11 @@ def _replicas(reader: _Reader) -> int:
 def _namespace(reader: _Reader) -> str:
     namespace = reader.string("namespace")
     if len(namespace) > 63 or not _DNS_LABEL.match(namespace):
-        reader.fail("namespace", f"must be a Kubernetes namespace name (lowercase letters, "
-                    f"digits, '-', at most 63), got {namespace!r}")
+        reader.fail(
+            "namespace",
+            f"must be a Kubernetes namespace name (lowercase letters, "
+            f"digits, '-', at most 63), got {namespace!r}",
+        )
     return namespace
 
 
@@ -281,9 +335,12 @@ def derived_endpoint_name(stack: str) -> str:
 def _endpoint_name(reader: _Reader, stack: str) -> str:
     name = reader.string("endpointName") or derived_endpoint_name(stack)
     if not _ENDPOINT_NAME.match(name):
-        reader.fail("endpointName", f"must be 1-63 lowercase letters, digits or '-', starting "
-                    f"and ending with a letter or digit (it is also the Kubernetes object "
-                    f"name), got {name!r}")
+        reader.fail(
+            "endpointName",
+            f"must be 1-63 lowercase letters, digits or '-', starting "
+            f"and ending with a letter or digit (it is also the Kubernetes object "
+            f"name), got {name!r}",
+        )
     return name
 
 
@@ -292,8 +349,11 @@ def _hf_token(reader: _Reader, secret_keys: Collection[str]) -> Secret | None:
     if not token:
         return None
     if "hp:hfToken" not in secret_keys:
-        reader.fail("hfToken", "is stored in plaintext; set it again with "
-                    "`pulumi config set --secret hp:hfToken <token>`")
+        reader.fail(
+            "hfToken",
+            "is stored in plaintext; set it again with "
+            "`pulumi config set --secret hp:hfToken <token>`",
+        )
     return Secret(token)
 
 
@@ -332,14 +392,20 @@ def _flag_value(value: object) -> str:
 def _image(reader: _Reader) -> str | None:
     image = reader.string("image")
     if not image:
-        reader.fail("image", "is required: set a prebuilt serve image URI "
-                    "(for example <account>.dkr.ecr.<region>.amazonaws.com/hp-vllm@sha256:...)")
+        reader.fail(
+            "image",
+            "is required: set a prebuilt serve image URI "
+            "(for example <account>.dkr.ecr.<region>.amazonaws.com/hp-vllm@sha256:...)",
+        )
         return None
     if not _IMAGE_REF.match(image):
         reader.fail("image", f"is not an image reference with a tag or digest: {image!r}")
     elif "@sha256:" not in image:
-        reader.warn("image", "is pinned by a mutable tag; pods will not roll when the tag is "
-                    "re-pushed. Pin it by digest (@sha256:...)")
+        reader.warn(
+            "image",
+            "is pinned by a mutable tag; pods will not roll when the tag is "
+            "re-pushed. Pin it by digest (@sha256:...)",
+        )
     return image
 
 
@@ -355,8 +421,11 @@ def _speculative(
         _warn_unused_speculative_keys(reader, draft, topk, draft_tokens)
         return None
     if algorithm not in speculative.ALGORITHMS:
-        reader.fail("speculativeAlgorithm", f"unknown algorithm {algorithm!r}; valid: "
-                    f"{', '.join(speculative.ALGORITHMS)} (or remove the key to turn it off)")
+        reader.fail(
+            "speculativeAlgorithm",
+            f"unknown algorithm {algorithm!r}; valid: "
+            f"{', '.join(speculative.ALGORITHMS)} (or remove the key to turn it off)",
+        )
         return None
     if draft and not speculative.ALGORITHMS[algorithm].needs_draft:
         reader.warn("speculativeModel", f"ignored: {algorithm} takes no draft model")
@@ -373,8 +442,11 @@ def _speculative(
 def _warn_unused_speculative_keys(
     reader: _Reader, draft: str | None, topk: int | None, draft_tokens: int | None
 ) -> None:
-    for name, value in (("speculativeModel", draft), ("speculativeEagleTopk", topk),
-                        ("speculativeNumDraftTokens", draft_tokens)):
+    for name, value in (
+        ("speculativeModel", draft),
+        ("speculativeEagleTopk", topk),
+        ("speculativeNumDraftTokens", draft_tokens),
+    ):
         if value is not None:
             reader.warn(name, "ignored: hp:speculativeAlgorithm is not set, speculation is off")
 
@@ -396,4 +468,3 @@ def from_pulumi() -> Parsed:
     for warning in parsed.warnings:
         pulumi.log.warn(str(warning))
     return parsed
-

@@ -16,18 +16,28 @@ def _family(name: str, counts: dict[str, int]) -> dict[str, int]:
 
 
 _G_SIZES = {
-    "xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1,
-    "12xlarge": 4, "24xlarge": 4, "48xlarge": 8,
+    "xlarge": 1,
+    "2xlarge": 1,
+    "4xlarge": 1,
+    "8xlarge": 1,
+    "16xlarge": 1,
+    "12xlarge": 4,
+    "24xlarge": 4,
+    "48xlarge": 8,
 }
 
 GPU_COUNTS: dict[str, int] = {
     **_family("g5", _G_SIZES),
     **_family("g6", _G_SIZES),
     **_family("g6e", _G_SIZES),
-    **_family("g7e", {"2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "12xlarge": 2,
-                      "24xlarge": 4, "48xlarge": 8}),
-    **_family("g4dn", {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1,
-                       "12xlarge": 4}),
+    **_family(
+        "g7e",
+        {"2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "12xlarge": 2, "24xlarge": 4, "48xlarge": 8},
+    ),
+    **_family(
+        "g4dn",
+        {"xlarge": 1, "2xlarge": 1, "4xlarge": 1, "8xlarge": 1, "16xlarge": 1, "12xlarge": 4},
+    ),
     "ml.p4d.24xlarge": 8,
     "ml.p4de.24xlarge": 8,
     "ml.p5.4xlarge": 1,

@@ -10,8 +10,10 @@ cross-event-loop failures (pulumi/pulumi#6561; reference/pulumi-testing.md gotch
 from __future__ import annotations
 
 import hashlib
+import runpy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -115,7 +117,9 @@ class RecordingMocks(pulumi.runtime.Mocks):
         self.parents: dict[str, str | None] = {}
         self.registrations: list[Registration] = []
 
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict[str, Any]]:
+    def new_resource(
+        self, args: pulumi.runtime.MockResourceArgs
+    ) -> tuple[str | None, dict[str, Any]]:
         outputs = {**_default_outputs(args), **args.inputs}
         extra = OUTPUTS.get(args.typ)
         if extra:
@@ -129,13 +133,13 @@ class RecordingMocks(pulumi.runtime.Mocks):
         return (factory(args) if factory else {}), None
 
 
-class RecordingMonitor(pulumi_mocks.MockMonitor):  # type: ignore[misc]
+class RecordingMonitor(pulumi_mocks.MockMonitor):
     """Records each registration with its parent; drops resource references (see module doc)."""
 
     mocks: RecordingMocks
 
-    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
-        response = super().RegisterResource(request)
+    def RegisterResource(self, request: Any) -> Any:
+        response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
         if request.type != "pulumi:pulumi:Stack":
             self.mocks.registrations.append(
                 Registration(
@@ -149,14 +153,23 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):  # type: ignore[misc]
             )
         return response
 
-    def GetDeploymentInfo(self, request: Any) -> Any:  # noqa: N802
-        info = super().GetDeploymentInfo(request)
+    def GetDeploymentInfo(self, request: Any) -> Any:
+        info = super().GetDeploymentInfo(request)  # type: ignore[no-untyped-call]
         features = [
             f
             for f in info.supportedFeatures
             if f != resource_pb2.RESOURCE_MONITOR_FEATURE_RESOURCE_REFERENCES
         ]
         return resource_pb2.DeploymentInfo(supportedFeatures=features)
+
+
+def program_file(path: Path) -> Callable[[], None]:
+    """A program that executes a Pulumi `__main__.py` the way the Python language host does."""
+
+    def program() -> None:
+        runpy.run_path(str(path), run_name="__main__")
+
+    return program
 
 
 def run(
@@ -178,7 +191,7 @@ def run(
     )
     outputs: dict[str, Any] = {}
 
-    @pulumi.runtime.test  # type: ignore[misc]
+    @pulumi.runtime.test  # type: ignore[untyped-decorator]
     def execute() -> pulumi.Output[None]:
         program()
         root = pulumi.runtime.get_root_resource()

@@ -48,12 +48,22 @@ ALGORITHMS: dict[str, Algorithm] = {
     a.name: a
     for a in (
         Algorithm(
-            "draft-model", "draft_model", "STANDALONE", True, False, 1,
+            "draft-model",
+            "draft_model",
+            "STANDALONE",
+            True,
+            False,
+            1,
             "a separate small LM of the same tokenizer drafts tokens",
         ),
         Algorithm("eagle", "eagle", "EAGLE", True, True, 1, "an EAGLE-1 head drafts a chain"),
         Algorithm(
-            "eagle2", "eagle", "EAGLE", True, True, 4,
+            "eagle2",
+            "eagle",
+            "EAGLE",
+            True,
+            True,
+            4,
             "EAGLE tree drafting (SGLang top-k > 1); vLLM has no tree and drafts a chain",
         ),
         Algorithm("eagle3", "eagle3", "EAGLE3", True, True, 1, "an EAGLE-3 head drafts a chain"),
@@ -174,16 +184,23 @@ def _count_problems(spec: SpeculativeSpec) -> list[Problem]:
     problems: list[Problem] = []
     if not 1 <= spec.num_tokens <= MAX_NUM_TOKENS:
         problems.append(
-            Problem(KEY_NUM_TOKENS, f"must be between 1 and {MAX_NUM_TOKENS}, got {spec.num_tokens}")
+            Problem(
+                KEY_NUM_TOKENS, f"must be between 1 and {MAX_NUM_TOKENS}, got {spec.num_tokens}"
+            )
         )
     if spec.eagle_topk is not None and not 1 <= spec.eagle_topk <= MAX_EAGLE_TOPK:
         problems.append(
-            Problem(KEY_EAGLE_TOPK, f"must be between 1 and {MAX_EAGLE_TOPK}, got {spec.eagle_topk}")
+            Problem(
+                KEY_EAGLE_TOPK, f"must be between 1 and {MAX_EAGLE_TOPK}, got {spec.eagle_topk}"
+            )
         )
     if spec.algorithm == "eagle2" and spec.eagle_topk == 1:
         problems.append(
-            Problem(KEY_EAGLE_TOPK, "eagle2 is tree drafting and needs a top-k above 1; "
-                    "use hp:speculativeAlgorithm eagle for a chain")
+            Problem(
+                KEY_EAGLE_TOPK,
+                "eagle2 is tree drafting and needs a top-k above 1; "
+                "use hp:speculativeAlgorithm eagle for a chain",
+            )
         )
     problems.extend(_draft_token_problems(spec))
     return problems

@@ -53,8 +53,12 @@ def load_project(project_dir: Path) -> dict[str, Any]:
 def load_stack(project_dir: Path, stack: str) -> dict[str, Any]:
     path = project_dir / f"Pulumi.{stack}.yaml"
     if not path.is_file():
-        stacks = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in project_dir.glob("Pulumi.*.yaml"))
-        raise StackFileError(f"no stack file {path.name}; stacks here: {', '.join(stacks) or 'none'}")
+        stacks = sorted(
+            p.name[len("Pulumi.") : -len(".yaml")] for p in project_dir.glob("Pulumi.*.yaml")
+        )
+        raise StackFileError(
+            f"no stack file {path.name}; stacks here: {', '.join(stacks) or 'none'}"
+        )
     content = yaml.safe_load(path.read_text()) or {}
     config = content.get("config") or {}
     if not isinstance(config, dict):

@@ -150,7 +150,7 @@ def verify_commands(workload: Workload) -> dict[str, str]:
     return {
         "env": (
             f"kubectl get {KIND.lower()} {name} -n {ns} -o "
-            "jsonpath='{range .spec.worker.environmentVariables[*]}{.name}={.value}{\"\\n\"}"
+            'jsonpath=\'{range .spec.worker.environmentVariables[*]}{.name}={.value}{"\\n"}'
             "{end}' | grep SPECULATIVE"
         ),
         "log": (

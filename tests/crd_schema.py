@@ -30,6 +30,11 @@ def crd_schema(file_name: str, version: str = "v1") -> dict[str, Any]:
     return schema
 
 
+def _validated_elsewhere(path: str, key: str) -> bool:
+    """apiVersion/kind and ObjectMeta are checked by the API server, not by the CRD schema."""
+    return path == ".metadata" or (path == "" and key in {"apiVersion", "kind"})
+
+
 def pruned_fields(value: Any, schema: dict[str, Any], path: str = "") -> list[str]:
     """Paths of fields a structural schema does not declare (the API server would drop them)."""
     if schema.get("x-kubernetes-preserve-unknown-fields"):
@@ -43,12 +48,15 @@ def pruned_fields(value: Any, schema: dict[str, Any], path: str = "") -> list[st
                 found += pruned_fields(item, properties[key], f"{path}.{key}")
             elif isinstance(additional, dict):
                 found += pruned_fields(item, additional, f"{path}.{key}")
-            elif additional is not True and not (path == "" and key in {"apiVersion", "kind"}):
-                if path != ".metadata":  # ObjectMeta is validated by the API server itself
-                    found.append(f"{path}.{key}")
+            elif additional is not True and not _validated_elsewhere(path, key):
+                found.append(f"{path}.{key}")
         return found
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
-        return [p for i, v in enumerate(value) for p in pruned_fields(v, schema["items"], f"{path}[{i}]")]
+        return [
+            p
+            for i, v in enumerate(value)
+            for p in pruned_fields(v, schema["items"], f"{path}[{i}]")
+        ]
     return []
 
 

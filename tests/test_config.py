@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from mlcc import config
 from mlcc.config import KEYS, REQUIRED, ConfigError, parse
-from mlcc.engines import Engine, PINNED_VERSIONS
+from mlcc.engines import PINNED_VERSIONS, Engine
 from mlcc.speculative import ALGORITHMS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -56,12 +56,22 @@ def test_defaults_apply() -> None:
 
 def test_every_error_is_reported_at_once() -> None:
     keys = error_keys(
-        engine="tgi", model="not-an-id", instanceType="m5.large", speculativeAlgorithm="eagle3",
-        speculativeNumTokens="abc", endpointName="Bad_Name", replicas="0",
+        engine="tgi",
+        model="not-an-id",
+        instanceType="m5.large",
+        speculativeAlgorithm="eagle3",
+        speculativeNumTokens="abc",
+        endpointName="Bad_Name",
+        replicas="0",
     )
     assert keys == [
-        "hp:engine", "hp:model", "hp:instanceType", "hp:replicas", "hp:endpointName",
-        "hp:speculativeNumTokens", "hp:speculativeModel",
+        "hp:engine",
+        "hp:model",
+        "hp:instanceType",
+        "hp:replicas",
+        "hp:endpointName",
+        "hp:speculativeNumTokens",
+        "hp:speculativeModel",
     ]
 
 
@@ -73,22 +83,45 @@ def test_every_error_is_reported_at_once() -> None:
         ({"speculativeAlgorithm": "eagle"}, "hp:speculativeModel"),
         ({"speculativeAlgorithm": "eagle2"}, "hp:speculativeModel"),
         ({"speculativeAlgorithm": "draft-model"}, "hp:speculativeModel"),
-        ({"speculativeAlgorithm": "eagle3", "speculativeModel": "s3://b/draft"}, "hp:speculativeModel"),
-        ({"speculativeAlgorithm": "eagle3", "speculativeModel": "arn:aws:s3:::b"}, "hp:speculativeModel"),
+        (
+            {"speculativeAlgorithm": "eagle3", "speculativeModel": "s3://b/draft"},
+            "hp:speculativeModel",
+        ),
+        (
+            {"speculativeAlgorithm": "eagle3", "speculativeModel": "arn:aws:s3:::b"},
+            "hp:speculativeModel",
+        ),
         ({"speculativeAlgorithm": "ngram", "speculativeNumTokens": "0"}, "hp:speculativeNumTokens"),
-        ({"speculativeAlgorithm": "ngram", "speculativeNumTokens": "-3"}, "hp:speculativeNumTokens"),
-        ({"speculativeAlgorithm": "ngram", "speculativeNumTokens": "2.5"}, "hp:speculativeNumTokens"),
-        ({"speculativeAlgorithm": "ngram", "speculativeNumTokens": "500"}, "hp:speculativeNumTokens"),
-        ({"speculativeAlgorithm": "eagle2", "speculativeModel": "o/d", "speculativeEagleTopk": "0"},
-         "hp:speculativeEagleTopk"),
+        (
+            {"speculativeAlgorithm": "ngram", "speculativeNumTokens": "-3"},
+            "hp:speculativeNumTokens",
+        ),
+        (
+            {"speculativeAlgorithm": "ngram", "speculativeNumTokens": "2.5"},
+            "hp:speculativeNumTokens",
+        ),
+        (
+            {"speculativeAlgorithm": "ngram", "speculativeNumTokens": "500"},
+            "hp:speculativeNumTokens",
+        ),
+        (
+            {
+                "speculativeAlgorithm": "eagle2",
+                "speculativeModel": "o/d",
+                "speculativeEagleTopk": "0",
+            },
+            "hp:speculativeEagleTopk",
+        ),
         ({"engine": "trtllm"}, "hp:engine"),
         ({"model": "s3://bucket/model"}, "hp:model"),
         ({"instanceType": "p5.48xlarge"}, "hp:instanceType"),
         ({"instanceType": "ml.m5.xlarge"}, "hp:instanceType"),
         ({"endpointName": "-bad"}, "hp:endpointName"),
         ({"endpointName": "x" * 64}, "hp:endpointName"),
-        ({"engine": "sglang", "engineVersion": "0.5.2", "speculativeAlgorithm": "ngram"},
-         "hp:speculativeAlgorithm"),
+        (
+            {"engine": "sglang", "engineVersion": "0.5.2", "speculativeAlgorithm": "ngram"},
+            "hp:speculativeAlgorithm",
+        ),
         ({"engineVersion": "9.9.9"}, "hp:engineVersion"),
         ({"namespace": "Not_Valid"}, "hp:namespace"),
         ({"engineArgs": '{"speculative-config": "{}"}'}, "hp:engineArgs.speculative-config"),
@@ -119,8 +152,14 @@ def test_missing_model_is_required() -> None:
     ("overrides", "key"),
     [
         ({"speculativeAlgorithm": "ngram", "speculativeModel": "org/draft"}, "hp:speculativeModel"),
-        ({"speculativeAlgorithm": "mtp", "speculativeModel": "org/draft", "speculativeNumTokens": "1"},
-         "hp:speculativeModel"),
+        (
+            {
+                "speculativeAlgorithm": "mtp",
+                "speculativeModel": "org/draft",
+                "speculativeNumTokens": "1",
+            },
+            "hp:speculativeModel",
+        ),
         ({"speculativeAlgorithm": "ngram", "speculativeEagleTopk": "4"}, "hp:speculativeEagleTopk"),
         ({"speculativeModel": "org/draft"}, "hp:speculativeModel"),
         ({"image": "repo.example.com/hp-vllm:latest"}, "hp:image"),
@@ -144,12 +183,20 @@ def test_hf_token_must_be_a_secret_and_never_shows() -> None:
 
 
 def test_engine_args_become_flags() -> None:
-    args = parse_with(engineArgs=json.dumps(
-        {"max_model_len": 8192, "--enforce-eager": True, "trust-remote-code": False,
-         "hf-overrides": {"a": 1}}
-    )).config.engine_args
+    args = parse_with(
+        engineArgs=json.dumps(
+            {
+                "max_model_len": 8192,
+                "--enforce-eager": True,
+                "trust-remote-code": False,
+                "hf-overrides": {"a": 1},
+            }
+        )
+    ).config.engine_args
     assert args == (
-        ("enforce-eager", "true"), ("hf-overrides", '{"a":1}'), ("max-model-len", "8192"),
+        ("enforce-eager", "true"),
+        ("hf-overrides", '{"a":1}'),
+        ("max-model-len", "8192"),
         ("trust-remote-code", "false"),
     )
 
@@ -180,8 +227,11 @@ def test_parse_either_succeeds_or_names_keys(
 ) -> None:
     try:
         parsed = parse_with(
-            speculativeAlgorithm=algorithm, engine=engine, speculativeNumTokens=tokens,
-            speculativeEagleTopk=topk, speculativeModel=draft,
+            speculativeAlgorithm=algorithm,
+            engine=engine,
+            speculativeNumTokens=tokens,
+            speculativeEagleTopk=topk,
+            speculativeModel=draft,
         )
     except ConfigError as error:
         assert error.problems

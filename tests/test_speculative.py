@@ -63,7 +63,9 @@ def test_names_the_older_tool_sent_are_never_produced() -> None:
 def test_eagle3_env_is_exactly_the_design_example() -> None:
     assert speculative_env(SpeculativeSpec("eagle3", "org/draft", 5)) == {
         "HP_SPECULATIVE_ALGORITHM": "eagle3",
-        "SM_VLLM_SPECULATIVE_CONFIG": '{"method":"eagle3","model":"org/draft","num_speculative_tokens":5}',
+        "SM_VLLM_SPECULATIVE_CONFIG": (
+            '{"method":"eagle3","model":"org/draft","num_speculative_tokens":5}'
+        ),
         "SM_SGLANG_SPECULATIVE_ALGORITHM": "EAGLE3",
         "SM_SGLANG_SPECULATIVE_DRAFT_MODEL_PATH": "org/draft",
         "SM_SGLANG_SPECULATIVE_NUM_STEPS": "5",
@@ -113,16 +115,34 @@ def test_an_engine_that_rejects_the_algorithm_gets_no_set() -> None:
 
 @pytest.mark.parametrize(
     "value",
-    ["s3://bucket/draft", "S3://bucket/draft", "https://huggingface.co/org/x", "hf://org/x",
-     "arn:aws:sagemaker:us-east-1:1:model/x", "gs://b/x", "draft", "org/name/extra", "org/",
-     "/opt/../etc", "/opt/model dir", "org/na me"],
+    [
+        "s3://bucket/draft",
+        "S3://bucket/draft",
+        "https://huggingface.co/org/x",
+        "hf://org/x",
+        "arn:aws:sagemaker:us-east-1:1:model/x",
+        "gs://b/x",
+        "draft",
+        "org/name/extra",
+        "org/",
+        "/opt/../etc",
+        "/opt/model dir",
+        "org/na me",
+    ],
 )
 def test_draft_models_that_are_refused(value: str) -> None:
     assert draft_model_problem(value) is not None
 
 
-@pytest.mark.parametrize("value", [DRAFT, "RedHatAI/Llama-3.1-8B-Instruct-speculator.eagle3",
-                                   "/opt/ml/draft", "/models/eagle3-head"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        DRAFT,
+        "RedHatAI/Llama-3.1-8B-Instruct-speculator.eagle3",
+        "/opt/ml/draft",
+        "/models/eagle3-head",
+    ],
+)
 def test_draft_models_that_are_accepted(value: str) -> None:
     assert draft_model_problem(value) is None
 
@@ -176,7 +196,9 @@ specs = st.builds(
 
 
 @given(specs, st.sampled_from(list(Engine)))
-def test_every_accepted_spec_gives_engine_valid_settings(spec: SpeculativeSpec, engine: Engine) -> None:
+def test_every_accepted_spec_gives_engine_valid_settings(
+    spec: SpeculativeSpec, engine: Engine
+) -> None:
     checked = check(spec, engine, release(engine))
     if checked.errors:
         assert all(e.key.startswith("hp:speculative") for e in checked.errors)

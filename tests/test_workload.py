@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from crd_schema import assert_valid_manifest, crd_schema, pruned_fields
+
 from mlcc.engines import Engine
 from mlcc.speculative import ALGORITHMS, SpeculativeSpec
 from mlcc.workload import API_VERSION, KIND, Workload, endpoint_spec, environment
@@ -14,9 +14,13 @@ IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/hp-vllm@sha256:" + "a" * 6
 
 def workload(engine: Engine = Engine.VLLM, **kwargs: object) -> Workload:
     defaults: dict[str, object] = {
-        "endpoint_name": "hp-dev", "namespace": "inference",
-        "model_id": "meta-llama/Llama-3.1-8B-Instruct", "instance_type": "ml.g5.12xlarge",
-        "gpu_count": 4, "replicas": 1, "engine": engine,
+        "endpoint_name": "hp-dev",
+        "namespace": "inference",
+        "model_id": "meta-llama/Llama-3.1-8B-Instruct",
+        "instance_type": "ml.g5.12xlarge",
+        "gpu_count": 4,
+        "replicas": 1,
+        "engine": engine,
     }
     return Workload(**{**defaults, **kwargs})  # type: ignore[arg-type]
 
@@ -91,7 +95,8 @@ def test_gpus_and_tensor_parallel_follow_the_instance() -> None:
     w = workload(instance_type="ml.p5.48xlarge", gpu_count=8)
     spec = endpoint_spec(w, IMAGE, None)
     assert spec["worker"]["resources"] == {  # type: ignore[index]
-        "limits": {"nvidia.com/gpu": "8"}, "requests": {"nvidia.com/gpu": "8"},
+        "limits": {"nvidia.com/gpu": "8"},
+        "requests": {"nvidia.com/gpu": "8"},
     }
     assert env_dict(w, None)["SM_VLLM_TENSOR_PARALLEL_SIZE"] == "8"
 
@@ -101,8 +106,12 @@ def test_gpus_and_tensor_parallel_follow_the_instance() -> None:
 def test_manifest_is_valid_for_the_real_crd(engine: Engine, algorithm: str | None) -> None:
     spec = None
     if algorithm:
-        spec = SpeculativeSpec(algorithm, "org/draft" if ALGORITHMS[algorithm].needs_draft else None)
-    assert_valid_manifest(manifest(workload(engine, hf_token_secret="t"), spec), "inferenceendpointconfigs.yaml")
+        spec = SpeculativeSpec(
+            algorithm, "org/draft" if ALGORITHMS[algorithm].needs_draft else None
+        )
+    assert_valid_manifest(
+        manifest(workload(engine, hf_token_secret="t"), spec), "inferenceendpointconfigs.yaml"
+    )
 
 
 def test_the_pruning_check_catches_invented_fields() -> None:
@@ -111,5 +120,6 @@ def test_the_pruning_check_catches_invented_fields() -> None:
     bad["spec"]["modelSourceConfig"]["huggingfaceHub"] = {"modelId": "x/y"}  # type: ignore[index]
     bad["spec"]["worker"]["gpus"] = 4  # type: ignore[index]
     assert pruned_fields(bad, schema) == [
-        ".spec.modelSourceConfig.huggingfaceHub", ".spec.worker.gpus",
+        ".spec.modelSourceConfig.huggingfaceHub",
+        ".spec.worker.gpus",
     ]

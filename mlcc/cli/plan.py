@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import runpy
 import shutil
 import sys
 from pathlib import Path
@@ -25,7 +24,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--stack", default="dev", help="stack name (Pulumi.<stack>.yaml)")
     parser.add_argument(
-        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
         help="override a config value (hp: prefix optional); KEY= removes the key",
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
@@ -66,19 +69,16 @@ def _config_errors(lines: list[str]) -> int:
     return 1
 
 
-def _evaluate(
-    project_dir: Path, project: str, stack: str, values: Any, out: Path
-) -> int:
+def _evaluate(project_dir: Path, project: str, stack: str, values: Any, out: Path) -> int:
     import pulumi
 
     from mlcc import offline
 
     collector = _WarningCollector()
     logging.getLogger().addHandler(collector)
-    program_path = str(project_dir / "__main__.py")
     try:
         result = offline.run(
-            lambda: runpy.run_path(program_path, run_name="__main__") and None,
+            offline.program_file(project_dir / "__main__.py"),
             config=values.values,
             secret_keys=values.secret_keys,
             project=project,
@@ -97,7 +97,6 @@ def _evaluate(
     _write(result, out)
     print(f"\nwrote {out / 'plan.json'} and {out / 'manifests'}/")
     return 0
-
 
 
 def _print_resources(result: Any) -> None:
@@ -159,7 +158,8 @@ def _write(result: Any, out: Path) -> None:
         shutil.rmtree(manifests)
     manifests.mkdir(parents=True)
     k8s_objects = [
-        r for r in result.registrations
+        r
+        for r in result.registrations
         if r.type.startswith("kubernetes:") and r.custom and "apiVersion" in r.raw_inputs
     ]
     for index, registration in enumerate(k8s_objects, start=1):

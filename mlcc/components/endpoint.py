@@ -65,9 +65,7 @@ class InferenceEndpoint(pulumi.ComponentResource):
         self.endpoint_name = pulumi.Output.from_input(workload.endpoint_name)
         self.namespace = pulumi.Output.from_input(workload.namespace)
         self.verify_commands = verify_commands(workload)
-        self.register_outputs(
-            {"endpointName": self.endpoint_name, "namespace": self.namespace}
-        )
+        self.register_outputs({"endpointName": self.endpoint_name, "namespace": self.namespace})
 
     def _namespace(
         self, name: str, workload: Workload, opts: pulumi.ResourceOptions
