@@ -1,0 +1,57 @@
+"""Time of `mlcc plan` for a stack, as a ratio to a bare process importing the same SDKs.
+
+The ratio is the program's own overhead (config, components, mock engine, manifests) on top of
+what any Pulumi program pays to import its SDKs. Runs are interleaved so machine noise affects
+both sides alike; the median of each side is reported.
+
+    python benchmarks/plan_time.py [--stack dev] [--runs 5] [--set KEY=VALUE ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SDK_IMPORTS = (
+    "import pulumi, pulumi_aws, pulumi_aws_native, pulumi_eks, pulumi_kubernetes, "
+    "pulumi_docker_build, boto3, yaml"
+)
+
+
+def timed(command: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, cwd=REPO, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stack", default="dev")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--set", dest="sets", action="append", default=[])
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as out:
+        plan = [sys.executable, "-m", "mlcc", "plan", "--stack", args.stack, "--out", out]
+        for assignment in args.sets:
+            plan += ["--set", assignment]
+        bare = [sys.executable, "-c", SDK_IMPORTS]
+        timed(bare)  # warm the file cache once for both
+        plan_times, bare_times = [], []
+        for _ in range(args.runs):
+            plan_times.append(timed(plan))
+            bare_times.append(timed(bare))
+    plan_median, bare_median = statistics.median(plan_times), statistics.median(bare_times)
+    print(f"mlcc plan --stack {args.stack}: median {plan_median:.3f} s over {args.runs} runs")
+    print(f"bare SDK imports:          median {bare_median:.3f} s over {args.runs} runs")
+    print(f"ratio plan / bare imports: {plan_median / bare_median:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
