@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import sys
 from pathlib import Path
 
 import pytest
-from serve_harness import dry_run_argv, load_serve, run_serve
+from serve_harness import SERVE_PY, dry_run_argv, load_serve, run_serve
 
 serve = load_serve()
 
@@ -14,6 +16,21 @@ TARGET = "meta-llama/Llama-3.1-8B-Instruct"
 VLLM = ["vllm", "serve"]
 SGLANG = ["python3", "-m", "sglang.launch_server"]
 DEFAULTS = ["--host", "0.0.0.0", "--port", "8080"]
+
+
+def test_wrapper_imports_only_the_standard_library() -> None:
+    # It runs on the engine image's own Python, where neither mlcc nor its dependencies exist.
+    tree = ast.parse(SERVE_PY.read_text())
+    imported = {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+    top_level = {name.split(".")[0] for name in imported}
+    assert top_level, "expected some imports"
+    assert top_level <= set(sys.stdlib_module_names) | {"__future__"}, top_level
 
 
 # --- the DLC convention, one variable at a time (pure) ---------------------------------------
