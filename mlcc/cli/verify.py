@@ -101,7 +101,7 @@ def run(args: argparse.Namespace, api_factory: ApiFactory | None = None) -> int:
         return EXIT_USAGE
     except (stackfiles.StackConfigError, stack_config.ConfigError) as error:
         for problem in error.problems:
-            print(problem, file=sys.stderr)
+            print(f"error: {problem}", file=sys.stderr)
         return EXIT_FAILED
     namespace = args.namespace or config.namespace
     name = args.endpoint or config.endpoint_name

@@ -243,7 +243,9 @@ def test_an_invalid_stack_config_exits_1_naming_the_key(
     )
     cluster = healthy_cluster()
     assert run(cluster, project) == 1
-    assert capsys.readouterr().err.startswith("hp:speculativeAlgorithm: unknown algorithm 'eagle4'")
+    assert capsys.readouterr().err.startswith(
+        "error: hp:speculativeAlgorithm: unknown algorithm 'eagle4'"
+    )
     assert cluster.calls == []
 
 
