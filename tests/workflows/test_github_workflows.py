@@ -179,14 +179,31 @@ def test_run_scripts_pass_shellcheck(path: Path, tmp_path: Path) -> None:
 # --- preview --------------------------------------------------------------------------------
 
 
+def ci_command() -> str:
+    """The last command of .ci/run: what CI runs after installing from scratch."""
+    lines = (REPO_ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    commands = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    return commands[-1]
+
+
+def test_the_ci_command_installs_dev_extras_and_runs_pytest() -> None:
+    makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
+    assert ci_command() == "make test"
+    assert "pip install --quiet -e '.[dev]'" in makefile
+    assert "$(BIN)/python -m pytest" in makefile
+
+
+@pytest.mark.parametrize("path", WORKFLOW_FILES, ids=lambda p: p.name)
+def test_the_tests_run_as_in_ci_on_python_3_11(path: Path) -> None:
+    job = load_workflow(path)["jobs"]["test"]
+    assert [s["run"] for s in job["steps"] if "run" in s] == [ci_command()]
+    (python,) = steps_using(job, "actions/setup-python")
+    assert python["with"]["python-version"] == "3.11"
+
+
 def test_preview_runs_on_pull_requests_after_the_tests() -> None:
     workflow = load_workflow(PREVIEW)
     assert set(workflow["on"]) == {"pull_request"}
-    test_runs = [s.get("run") for s in workflow["jobs"]["test"]["steps"]]
-    assert "python -m pip install -e '.[dev]'" in test_runs
-    assert "python -m pytest" in test_runs
-    (python,) = steps_using(workflow["jobs"]["test"], "actions/setup-python")
-    assert python["with"]["python-version"] == "3.11"
     assert set(workflow["jobs"]["preview"]["needs"]) == {"test", "stacks"}
 
 
