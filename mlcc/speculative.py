@@ -208,7 +208,7 @@ def _count_problems(spec: SpeculativeSpec) -> list[Problem]:
 
 def _draft_token_problems(spec: SpeculativeSpec) -> list[Problem]:
     value = spec.num_draft_tokens
-    if value is None or _base_counts_invalid(spec):
+    if value is None or not spec.definition.uses_topk or _base_counts_invalid(spec):
         return []
     if spec.topk == 1:
         return [
@@ -250,7 +250,15 @@ def _useless_setting_warnings(spec: SpeculativeSpec, engine: Engine) -> list[Pro
         warnings.append(
             Problem(KEY_ALGORITHM, "vLLM has no EAGLE-2 tree drafting; it runs method 'eagle'")
         )
-    if spec.num_draft_tokens is not None and engine is Engine.VLLM:
+    if spec.num_draft_tokens is not None and not definition.uses_topk:
+        warnings.append(
+            Problem(
+                KEY_NUM_DRAFT_TOKENS,
+                f"ignored: {spec.algorithm} drafts a chain of "
+                f"{spec.num_tokens} and SGLang verifies {spec.num_tokens + 1}",
+            )
+        )
+    elif spec.num_draft_tokens is not None and engine is Engine.VLLM:
         warnings.append(Problem(KEY_NUM_DRAFT_TOKENS, "ignored by vLLM; it applies to SGLang"))
     if spec.algorithm == "mtp" and spec.num_tokens > 3:
         warnings.append(

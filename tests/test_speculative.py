@@ -217,3 +217,15 @@ def test_every_accepted_spec_gives_engine_valid_settings(
         assert draft_tokens == steps + 1
     else:
         assert 2 <= draft_tokens <= steps * topk + 1
+
+
+def test_draft_tokens_for_a_non_eagle_algorithm_are_ignored_with_a_warning() -> None:
+    checked = check(SpeculativeSpec("ngram", None, 5, None, 12), Engine.SGLANG, SGLANG)
+    assert checked.errors == ()
+    assert [w.key for w in checked.warnings] == ["hp:speculativeNumDraftTokens"]
+    assert (
+        sglang_env(SpeculativeSpec("ngram", None, 5, None, 12))[
+            "SM_SGLANG_SPECULATIVE_NUM_DRAFT_TOKENS"
+        ]
+        == "6"
+    )
