@@ -21,6 +21,7 @@ lint: $(BIN)/mlcc
 
 typecheck: $(BIN)/mlcc
 	$(BIN)/mypy
+	$(BIN)/mypy --strict images/serve/serve.py benchmarks
 
 test: lint typecheck
 	$(BIN)/python -m pytest

@@ -71,7 +71,6 @@ def engine_settings_env(workload: Workload) -> dict[str, str]:
         prefix + model_var: workload.model_id,
         prefix + "SERVED_MODEL_NAME": workload.model_id,
         prefix + tp_var: str(workload.gpu_count),
-        prefix + "DOWNLOAD_DIR": MODEL_MOUNT_PATH,
     }
     env.update({flag_env_name(workload.engine, f): v for f, v in workload.engine_args})
     return env

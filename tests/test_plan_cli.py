@@ -78,14 +78,12 @@ ENGINE_SETTINGS = {
         "SM_VLLM_MODEL": "meta-llama/Llama-3.1-8B-Instruct",
         "SM_VLLM_SERVED_MODEL_NAME": "meta-llama/Llama-3.1-8B-Instruct",
         "SM_VLLM_TENSOR_PARALLEL_SIZE": "4",
-        "SM_VLLM_DOWNLOAD_DIR": "/opt/ml/model",
         "SM_VLLM_MAX_MODEL_LEN": "8192",
     },
     "sglang": {
         "SM_SGLANG_MODEL_PATH": "meta-llama/Llama-3.1-8B-Instruct",
         "SM_SGLANG_SERVED_MODEL_NAME": "meta-llama/Llama-3.1-8B-Instruct",
         "SM_SGLANG_TP_SIZE": "4",
-        "SM_SGLANG_DOWNLOAD_DIR": "/opt/ml/model",
         "SM_SGLANG_MAX_MODEL_LEN": "8192",
     },
 }

@@ -55,7 +55,6 @@ def test_vllm_env_is_exactly_the_contract() -> None:
         "SM_VLLM_MODEL": "meta-llama/Llama-3.1-8B-Instruct",
         "SM_VLLM_SERVED_MODEL_NAME": "meta-llama/Llama-3.1-8B-Instruct",
         "SM_VLLM_TENSOR_PARALLEL_SIZE": "4",
-        "SM_VLLM_DOWNLOAD_DIR": "/opt/ml/model",
         "SM_VLLM_MAX_MODEL_LEN": "8192",
         "HF_TOKEN": {"secretKeyRef": {"name": "hp-dev-hf-token", "key": "token"}},
     }
@@ -67,7 +66,6 @@ def test_sglang_settings_use_sglang_names() -> None:
         "SM_SGLANG_MODEL_PATH": "meta-llama/Llama-3.1-8B-Instruct",
         "SM_SGLANG_SERVED_MODEL_NAME": "meta-llama/Llama-3.1-8B-Instruct",
         "SM_SGLANG_TP_SIZE": "4",
-        "SM_SGLANG_DOWNLOAD_DIR": "/opt/ml/model",
     }
 
 
