@@ -25,6 +25,7 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from mlcc import speculative
+from mlcc.engines import Engine, EngineRelease
 
 T = TypeVar("T")
 
@@ -936,3 +937,57 @@ def require_completed(response: Mapping[str, Any]) -> Mapping[str, Any]:
     if status != JobStatus.COMPLETED:
         raise JobFailed(name, status, _as_str(response.get("FailureReason")))
     return response
+
+
+# --------------------------------------------------------------------------------------------
+# Feeding the stack: explicit hp:speculative* keys win over a recommendation.
+
+
+class SpeculativeSource(StrEnum):
+    EXPLICIT = "explicit"
+    RECOMMENDATION = "recommendation"
+    NONE = "none"
+
+
+@dataclass(frozen=True)
+class SpeculativeChoice:
+    spec: speculative.SpeculativeSpec | None
+    source: SpeculativeSource
+    # Why a recommendation was not used (shown as a warning), or None.
+    message: str | None = None
+
+
+def choose_speculative(
+    explicit: speculative.SpeculativeSpec | None,
+    recommended: Mapping[str, Any] | None,
+    engine: Engine,
+    release: EngineRelease,
+) -> SpeculativeChoice:
+    """What the endpoint runs: hp:speculativeAlgorithm (and its keys) when set, else a usable
+    recommendation that the engine accepts, else no speculation.
+
+    `recommended` holds the SpeculativeRecommendation outputs (usable, algorithm, draft_model,
+    num_tokens, reason). Precedence is all-or-nothing: mixing an explicit algorithm with a
+    recommended draft could pair a draft with the wrong method.
+    """
+    if explicit is not None:
+        return SpeculativeChoice(explicit, SpeculativeSource.EXPLICIT)
+    if recommended is None:
+        return SpeculativeChoice(None, SpeculativeSource.NONE)
+    algorithm = recommended.get("algorithm")
+    if not recommended.get("usable") or algorithm not in speculative.ALGORITHMS:
+        reason = recommended.get("reason") or "no speculative recommendation"
+        return SpeculativeChoice(None, SpeculativeSource.NONE, f"{reason}; speculation stays off")
+    num_tokens = _as_int(recommended.get("num_tokens")) or speculative.DEFAULT_NUM_TOKENS
+    draft = recommended.get("draft_model") if algorithm in ALGORITHMS_NEEDING_DRAFT else None
+    spec = speculative.SpeculativeSpec(str(algorithm), draft or None, num_tokens)
+    errors = speculative.check(spec, engine, release).errors
+    if errors:
+        problems = "; ".join(str(e) for e in errors)
+        return SpeculativeChoice(
+            None,
+            SpeculativeSource.NONE,
+            f"the recommendation ({spec.algorithm}) does not fit this stack: {problems}; "
+            "speculation stays off",
+        )
+    return SpeculativeChoice(spec, SpeculativeSource.RECOMMENDATION)
