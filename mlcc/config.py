@@ -18,6 +18,7 @@ from typing import Literal
 
 from mlcc import instances, speculative
 from mlcc.engines import Engine, EngineRelease, known_versions, release
+from mlcc.recommendation import OptimizeSettings, parse_optimize_settings
 from mlcc.speculative import Problem, SpeculativeSpec
 
 PROJECT = "hp"
@@ -69,6 +70,14 @@ KEYS: tuple[Key, ...] = (
         "string",
         "",
         "Hugging Face token for gated models; set with --secret. Empty = no token.",
+    ),
+    Key(
+        "optimize",
+        None,
+        {},
+        "SageMaker AI recommendation job for the speculative settings: {goal "
+        "(latency|throughput|cost), modelS3Uri, roleArn, dataset, instanceTypes, "
+        "timeoutMinutes, outputS3Uri}; empty = no job. Explicit hp:speculative* keys win.",
     ),
     Key(
         "engineArgs",
@@ -156,6 +165,7 @@ class StackConfig:
     hf_token: Secret | None
     engine_args: tuple[tuple[str, str], ...]
     image: str | None
+    optimize: OptimizeSettings | None
     speculative: SpeculativeSpec | None
 
 
@@ -246,6 +256,7 @@ def parse(
         hf_token=_hf_token(reader, secret_keys),
         engine_args=_engine_args(reader),
         image=_image(reader),
+        optimize=_optimize(reader),
         speculative=_speculative(reader, engine, engine_release),
     )
     if reader.errors:
@@ -407,6 +418,22 @@ def _image(reader: _Reader) -> str | None:
             "re-pushed. Pin it by digest (@sha256:...)",
         )
     return image
+
+
+def _optimize(reader: _Reader) -> OptimizeSettings | None:
+    """hp:optimize, validated by the same rules as the recommendation provider's check."""
+    text = reader.raw("optimize").strip()
+    try:
+        value = json.loads(text) if text else {}
+    except json.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):
+        reader.fail("optimize", "must be an object such as {goal: latency, modelS3Uri: s3://...}")
+        return None
+    settings, errors = parse_optimize_settings(value) if value else (None, [])
+    for error in errors:
+        reader.fail(f"optimize.{error.key}", error.message)
+    return settings
 
 
 def _speculative(

@@ -36,9 +36,8 @@ def job_name_prefix(stack: str) -> str:
     return f"hp-{stack}-speculative"
 
 
-def speculative_settings(
-    config: StackConfig, optimize: rec.OptimizeSettings | None
-) -> SpeculativeWiring:
+def speculative_settings(config: StackConfig) -> SpeculativeWiring:
+    optimize = config.optimize
     if optimize is None:
         source = (
             rec.SpeculativeSource.EXPLICIT if config.speculative else rec.SpeculativeSource.NONE

@@ -1,0 +1,120 @@
+"""hp:optimize in the real program: the recommendation resource and which settings win."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pulumi
+import pytest
+from program_runs import CR_TYPE, IMAGE, run_main
+
+from mlcc import offline
+
+TYPE = "pulumi-python:dynamic/hp:SpeculativeRecommendation"
+OPTIMIZE = {
+    "goal": "throughput",
+    "modelS3Uri": "s3://models-bucket/llama-3.1-8b-instruct/",
+    "roleArn": "arn:aws:iam::123456789012:role/SageMakerRecommendation",
+    "dataset": "s3://data-bucket/sharegpt/",
+    "instanceTypes": ["ml.g6e.2xlarge"],
+    "timeoutMinutes": 120,
+}
+RECOMMENDED_DRAFT = "lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B"
+NO_EXPLICIT = {"speculativeAlgorithm": None, "speculativeModel": None}
+
+
+@pytest.fixture
+def job_result() -> Iterator[dict[str, Any]]:
+    """What the mocked recommendation resource returns as its outputs."""
+    result: dict[str, Any] = {
+        "usable": True,
+        "algorithm": "eagle3",
+        "draft_model": RECOMMENDED_DRAFT,
+        "num_tokens": 3,
+        "reason": None,
+        "job_name": "hp-dev-speculative-0123456789",
+    }
+    offline.OUTPUTS[TYPE] = lambda _args: dict(result)
+    yield result
+    offline.OUTPUTS.pop(TYPE, None)
+
+
+def env_of(run: offline.OfflineRun) -> dict[str, str]:
+    entries = run.one(CR_TYPE).inputs["spec"]["worker"]["environmentVariables"]
+    return {e["name"]: e.get("value") for e in entries}
+
+
+def with_optimize(optimize: dict[str, Any] = OPTIMIZE, **overrides: str | None) -> Any:
+    return run_main({"image": IMAGE, "optimize": json.dumps(optimize), **overrides})
+
+
+def test_without_optimize_there_is_no_recommendation_resource() -> None:
+    run = run_main({"image": IMAGE})
+    assert run.of_type(TYPE) == []
+    assert run.outputs["speculativeSource"] == "explicit"
+
+
+def test_without_optimize_or_keys_the_source_is_none() -> None:
+    run = run_main({"image": IMAGE, **NO_EXPLICIT})
+    assert run.of_type(TYPE) == []
+    assert run.outputs["speculativeSource"] == "none"
+    assert "SM_VLLM_SPECULATIVE_CONFIG" not in env_of(run)
+
+
+def test_optimize_creates_one_recommendation_with_the_settings(job_result: Any) -> None:
+    run = with_optimize()
+    inputs = run.one(TYPE).inputs
+    assert {k: inputs[k] for k in ("goal", "model_s3_uri", "dataset", "engine")} == {
+        "goal": "throughput",
+        "model_s3_uri": OPTIMIZE["modelS3Uri"],
+        "dataset": OPTIMIZE["dataset"],
+        "engine": "vllm",
+    }
+    assert inputs["instance_types"] == ["ml.g6e.2xlarge"]
+    assert inputs["timeout_minutes"] == 120
+    assert inputs["name_prefix"] == "hp-dev-speculative"
+
+
+def test_explicit_keys_win_over_the_recommendation(job_result: Any) -> None:
+    run = with_optimize()
+    assert run.outputs["speculativeSource"] == "explicit"
+    config = json.loads(env_of(run)["SM_VLLM_SPECULATIVE_CONFIG"])
+    assert config["model"] == "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"  # Pulumi.dev.yaml's draft
+
+
+def test_the_recommendation_feeds_the_endpoint_when_no_algorithm_is_set(job_result: Any) -> None:
+    run = with_optimize(**NO_EXPLICIT)
+    assert run.outputs["speculativeSource"] == "recommendation"
+    assert run.outputs["speculativeAlgorithm"] == "eagle3"
+    env = env_of(run)
+    assert json.loads(env["SM_VLLM_SPECULATIVE_CONFIG"]) == {
+        "method": "eagle3",
+        "model": RECOMMENDED_DRAFT,
+        "num_speculative_tokens": 3,
+    }
+    assert env["SM_SGLANG_SPECULATIVE_DRAFT_MODEL_PATH"] == RECOMMENDED_DRAFT
+    assert env["HP_SPECULATIVE_ALGORITHM"] == "eagle3"
+
+
+def test_an_unusable_recommendation_leaves_speculation_off(job_result: Any) -> None:
+    job_result.update(
+        usable=False,
+        algorithm=None,
+        draft_model=None,
+        reason="no speculative recommendation: only KernelTuning",
+    )
+    run = with_optimize(**NO_EXPLICIT)
+    assert run.outputs["speculativeSource"] == "none"
+    assert run.outputs["speculativeAlgorithm"] == "off"
+    assert not [name for name in env_of(run) if "SPECULATIVE" in name]
+
+
+def test_bad_optimize_settings_fail_before_anything_is_created() -> None:
+    bad = {**OPTIMIZE, "dataset": "hf://anon/ShareGPT", "instanceTypes": ["ml.g4dn.xlarge"]}
+    with pytest.raises(pulumi.RunError) as raised:
+        with_optimize(bad)
+    message = str(raised.value)
+    assert "hp:optimize.dataset: 'hf://anon/ShareGPT' is a Hugging Face reference" in message
+    assert "hp:optimize.instanceTypes: not accepted by the recommendation API" in message
