@@ -943,6 +943,12 @@ def require_completed(response: Mapping[str, Any]) -> Mapping[str, Any]:
 # Feeding the stack: explicit hp:speculative* keys win over a recommendation.
 
 
+NOT_RUN_MESSAGE = (
+    "the recommendation job has not run yet (it runs at `pulumi up`); until it has, the endpoint "
+    "is shown without speculation, or set hp:speculativeAlgorithm to choose yourself"
+)
+
+
 class SpeculativeSource(StrEnum):
     EXPLICIT = "explicit"
     RECOMMENDATION = "recommendation"
@@ -974,6 +980,8 @@ def choose_speculative(
         return SpeculativeChoice(explicit, SpeculativeSource.EXPLICIT)
     if recommended is None:
         return SpeculativeChoice(None, SpeculativeSource.NONE)
+    if recommended.get("usable") is None:  # offline plan: the job has not run
+        return SpeculativeChoice(None, SpeculativeSource.NONE, NOT_RUN_MESSAGE)
     algorithm = recommended.get("algorithm")
     if not recommended.get("usable") or algorithm not in speculative.ALGORITHMS:
         reason = recommended.get("reason") or "no speculative recommendation"

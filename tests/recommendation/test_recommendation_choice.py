@@ -65,3 +65,9 @@ def test_a_recommendation_the_engine_rejects_is_not_used() -> None:
     assert choice.spec is None
     assert choice.message is not None
     assert "does not fit this stack" in choice.message and "NGRAM" in choice.message
+
+
+def test_a_job_that_has_not_run_is_said_so() -> None:
+    choice = rec.choose_speculative(None, {"usable": None, "algorithm": None}, *VLLM)
+    assert choice.spec is None
+    assert choice.message == rec.NOT_RUN_MESSAGE
