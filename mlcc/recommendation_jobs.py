@@ -79,6 +79,7 @@ def start_job(
     A workload config that already exists under our hashed name comes from an interrupted run
     with the same inputs, so it is reused.
     """
+    created = True
     try:
         client.create_ai_workload_config(
             **rec.workload_config_request(names.workload_config, settings)
@@ -86,9 +87,15 @@ def start_job(
     except ClientError as error:
         if error_code(error) != "ResourceInUse":
             raise
-    response = client.create_ai_recommendation_job(
-        **rec.recommendation_job_request(names.job, names.workload_config, settings, engine)
-    )
+        created = False
+    try:
+        response = client.create_ai_recommendation_job(
+            **rec.recommendation_job_request(names.job, names.workload_config, settings, engine)
+        )
+    except ClientError:
+        if created:  # leave nothing behind when the job cannot start
+            delete_workload_config(client, names.workload_config)
+        raise
     return response["AIRecommendationJobArn"]
 
 

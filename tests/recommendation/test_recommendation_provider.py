@@ -390,3 +390,44 @@ def test_delete_surfaces_other_errors(harness: Harness) -> None:
     )
     with pytest.raises(Exception, match="AccessDenied"):
         harness.provider.delete(name, state(job_name=name, workload_config_name=name))
+
+
+def test_a_job_that_cannot_start_leaves_no_workload_config(harness: Harness) -> None:
+    props = inputs()
+    name = job_name(props)
+    expect_describe_missing(harness.stubber, name)
+    harness.stubber.add_response(
+        "create_ai_workload_config",
+        {"AIWorkloadConfigArn": workload_arn(name)},
+        rec.workload_config_request(name, settings_of(props)),
+    )
+    harness.stubber.add_client_error(
+        "create_ai_recommendation_job",
+        service_error_code="ResourceLimitExceeded",
+        service_message="Too many recommendation jobs",
+        http_status_code=400,
+    )
+    harness.stubber.add_response(
+        "delete_ai_workload_config",
+        {"AIWorkloadConfigArn": workload_arn(name)},
+        {"AIWorkloadConfigName": name},
+    )
+    with pytest.raises(Exception, match="Too many recommendation jobs"):
+        harness.provider.create(props)
+
+
+def test_an_existing_workload_config_from_an_interrupted_run_is_reused(harness: Harness) -> None:
+    props = inputs()
+    name = job_name(props)
+    expect_describe_missing(harness.stubber, name)
+    harness.stubber.add_client_error(
+        "create_ai_workload_config", service_error_code="ResourceInUse", http_status_code=400
+    )
+    harness.stubber.add_response(
+        "create_ai_recommendation_job",
+        {"AIRecommendationJobArn": job_arn(name)},
+        rec.recommendation_job_request(name, name, settings_of(props), "vllm"),
+    )
+    expect_describe(harness.stubber, name, "Completed", recommendations=[eagle3_recommendation()])
+    outs = harness.provider.create(props).outs
+    assert outs is not None and outs["algorithm"] == "eagle3"
