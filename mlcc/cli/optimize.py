@@ -164,7 +164,12 @@ def _region(args: argparse.Namespace, deps: Deps) -> str | None:
 
 
 def _client(args: argparse.Namespace, deps: Deps) -> SageMakerClient:
-    return deps.client_factory(_region(args, deps))
+    region = _region(args, deps)
+    if not region:
+        raise UsageError(
+            "no AWS region: pass --region, use --stack with aws:region set, or set AWS_REGION"
+        )
+    return deps.client_factory(region)
 
 
 # -- start / wait --------------------------------------------------------------------------------

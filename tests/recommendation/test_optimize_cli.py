@@ -95,7 +95,8 @@ class Env:
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> Iterator[Env]:
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
+    monkeypatch.setenv("AWS_REGION", "us-west-2")  # the stack's aws:region wins over it
     e = Env(tmp_path)
     with e.stubber:
         yield e
@@ -368,6 +369,7 @@ def test_show_a_running_job_says_how_to_wait(env: Env) -> None:
     expect_describe(env.stubber, JOB, "InProgress")
     assert env.run("--show", JOB) == 0
     assert f"mlcc optimize --wait --job {JOB}" in env.out.getvalue()
+    assert env.regions == ["us-west-2"]
 
 
 def test_show_an_unknown_job(env: Env) -> None:
@@ -558,3 +560,11 @@ def test_modes_are_mutually_exclusive(env: Env) -> None:
 
 def test_optimize_is_registered() -> None:
     assert "mlcc.cli.optimize" in __import__("mlcc.cli", fromlist=["x"]).SUBCOMMAND_MODULES
+
+
+def test_no_region_anywhere_is_a_usage_error(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("AWS_REGION", raising=False)
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+    assert env.run("--show", JOB) == 2
+    assert "no AWS region" in env.err.getvalue()
+    assert env.regions == []

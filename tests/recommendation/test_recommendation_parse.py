@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from botocore.exceptions import ParamValidationError
 from botocore.stub import Stubber
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from recommendation_stubs import (
     EAGLE3_DRAFT,
     describe_response,
@@ -278,3 +280,39 @@ def test_garbage_never_crashes_the_parser() -> None:
     result = rec.top_recommendation(odd)
     assert not result.usable
     assert result.reason is not None
+
+
+KEY_SPELLINGS = st.sampled_from(
+    [*rec.ALGORITHM_KEYS, *rec.DRAFT_MODEL_KEYS, *rec.NUM_TOKENS_KEYS, "Method", "DraftModel"]
+)
+VALUES = st.one_of(
+    st.sampled_from(["eagle3", "EAGLE", "ngram", "NEXTN", "medusa", "4", "0", EAGLE3_DRAFT]),
+    st.sampled_from(["s3://b/k", "/opt/ml/draft", f"https://huggingface.co/{EAGLE3_DRAFT}"]),
+    st.text(max_size=30),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    config=st.dictionaries(st.one_of(KEY_SPELLINGS, st.text(max_size=20)), VALUES, max_size=6),
+    env=st.dictionaries(
+        st.sampled_from([*rec.JSON_CONFIG_ENV_VARS, "SM_SGLANG_SPECULATIVE_ALGORITHM", "X"]),
+        VALUES,
+        max_size=3,
+    ),
+    with_detail=st.booleans(),
+)
+def test_parser_never_crashes_and_never_invents(
+    config: dict[str, str], env: dict[str, str], with_detail: bool
+) -> None:
+    details = [speculative_detail(config)] if with_detail else [kernel_tuning_detail()]
+    response = describe_response(JOB, "Completed", [recommendation(details, env=env)])
+    result = rec.top_recommendation(response)
+    seen = " ".join([*config.values(), *env.values()])
+    if result.usable:
+        assert result.algorithm in rec.ALGORITHMS
+    if result.draft_model is not None:
+        assert result.draft_model in seen  # taken from the response, never made up
+    if result.num_tokens is not None:
+        assert 1 <= result.num_tokens <= rec.MAX_SPECULATIVE_TOKENS
+    assert result.usable == (result.reason is None)
