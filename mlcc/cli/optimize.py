@@ -314,7 +314,9 @@ def _show(args: argparse.Namespace, deps: Deps) -> int:
 def _report(response: Mapping[str, Any], deps: Deps, *, as_json: bool) -> int:
     name = str(response.get("AIRecommendationJobName", ""))
     status = str(response.get("AIRecommendationJobStatus", ""))
-    recommendations = rec.parse_recommendations(response) if status == "Completed" else []
+    recommendations = (
+        rec.parse_recommendations(response) if status == rec.JobStatus.COMPLETED else []
+    )
     if as_json:
         document = {
             "job": name,
@@ -325,7 +327,7 @@ def _report(response: Mapping[str, Any], deps: Deps, *, as_json: bool) -> int:
         print(json.dumps(document, indent=2), file=deps.out)
     else:
         _print_report(name, status, response.get("FailureReason"), recommendations, deps.out)
-    return 1 if status in ("Failed", "Stopped") else 0
+    return 1 if status in (rec.JobStatus.FAILED, rec.JobStatus.STOPPED) else 0
 
 
 def _print_report(
@@ -336,9 +338,9 @@ def _print_report(
     out: TextIO,
 ) -> None:
     print(f"{name}: {status}" + (f": {failure}" if failure else ""), file=out)
-    if status in ("InProgress", "Stopping"):
+    if status in (rec.JobStatus.IN_PROGRESS, rec.JobStatus.STOPPING):
         print(f"  not finished; wait with: mlcc optimize --wait --job {name}", file=out)
-    if status == "Completed" and not recommendations:
+    if status == rec.JobStatus.COMPLETED and not recommendations:
         print("  the job returned no recommendations", file=out)
     for index, item in enumerate(recommendations, start=1):
         _print_recommendation(index, item, out)
@@ -388,7 +390,7 @@ def _apply(args: argparse.Namespace, deps: Deps) -> int:
     job = _newest_completed_job(client, args.stack) if args.apply == "top" else args.apply
     response = _describe(client, job)
     status = response.get("AIRecommendationJobStatus")
-    if status != "Completed":
+    if status != rec.JobStatus.COMPLETED:
         reason = response.get("FailureReason")
         raise Refusal(
             f"{job} is {status}" + (f": {reason}" if reason else "") + "; nothing applied"
@@ -414,7 +416,7 @@ def _newest_completed_job(client: SageMakerClient, stack: str) -> str:
 
     prefix = _stack_prefix(stack)
     for job in jobs.list_jobs(client, name_contains=prefix, limit=100):
-        if job.status == "Completed" and _belongs_to_stack(job.name, prefix):
+        if job.status == rec.JobStatus.COMPLETED and _belongs_to_stack(job.name, prefix):
             return job.name
     raise Refusal(
         f"no completed recommendation job for stack {stack}; start one with "

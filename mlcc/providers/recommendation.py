@@ -182,9 +182,15 @@ class RecommendationProvider(dynamic.ResourceProvider):
         client = self._client()
         job = str(props.get("job_name") or _id)
         response = jobs.describe_job(client, job)
-        if response is not None and response.get("AIRecommendationJobStatus") == "InProgress":
+        if (
+            response is not None
+            and response.get("AIRecommendationJobStatus") == rec.JobStatus.IN_PROGRESS
+        ):
             jobs.stop_job(client, job)
-        if response is not None and response.get("AIRecommendationJobStatus") != "Completed":
+        if (
+            response is not None
+            and response.get("AIRecommendationJobStatus") != rec.JobStatus.COMPLETED
+        ):
             self._wait_until_terminal(client, job)
         jobs.delete_job(client, job)
         workload = props.get("workload_config_name")
@@ -225,18 +231,21 @@ class RecommendationProvider(dynamic.ResourceProvider):
     ) -> Mapping[str, Any]:
         existing = jobs.describe_job(client, names.job)
         status = existing.get("AIRecommendationJobStatus") if existing else None
-        if existing is not None and status in ("InProgress", "Completed"):
+        if existing is not None and status in (rec.JobStatus.IN_PROGRESS, rec.JobStatus.COMPLETED):
             return existing
-        if status == "Stopping":
+        if status == rec.JobStatus.STOPPING:
             raise rec.RecommendationJobError(
                 f"recommendation job {names.job} from an earlier run is still stopping; "
                 "run the update again in a few minutes"
             )
-        if status in ("Failed", "Stopped"):
+        if status in (rec.JobStatus.FAILED, rec.JobStatus.STOPPED):
             jobs.delete_job(client, names.job)
             jobs.delete_workload_config(client, names.workload_config)
         jobs.start_job(client, names, settings, engine)
-        return {"AIRecommendationJobName": names.job, "AIRecommendationJobStatus": "InProgress"}
+        return {
+            "AIRecommendationJobName": names.job,
+            "AIRecommendationJobStatus": rec.JobStatus.IN_PROGRESS,
+        }
 
     def _wait_until_terminal(self, client: SageMakerClient, job: str) -> None:
         def stop_gave_up() -> None:
@@ -247,7 +256,10 @@ class RecommendationProvider(dynamic.ResourceProvider):
 
         rec.wait_for_job(
             job,
-            lambda: jobs.describe_job(client, job) or {"AIRecommendationJobStatus": "Stopped"},
+            lambda: (
+                jobs.describe_job(client, job)
+                or {"AIRecommendationJobStatus": rec.JobStatus.STOPPED}
+            ),
             timeout_seconds=STOP_WAIT_SECONDS,
             clock=self._clock,
             sleep=self._sleep,
