@@ -2,7 +2,7 @@
 
 import pulumi
 
-from mlcc import config, workload
+from mlcc import config, deployment, workload
 from mlcc.components.endpoint import InferenceEndpoint, InferenceEndpointArgs
 from mlcc.components.recommendation import speculative_settings
 
@@ -10,18 +10,23 @@ stack_config = config.from_pulumi().config
 endpoint_workload = workload.from_config(stack_config)
 # hp:optimize adds a recommendation job; explicit hp:speculative* keys still win.
 speculative = speculative_settings(stack_config)
-assert stack_config.image is not None  # config requires it until images are built here
+platform = deployment.build(stack_config)
 
 endpoint = InferenceEndpoint(
     "endpoint",
     InferenceEndpointArgs(
         workload=endpoint_workload,
-        image=stack_config.image,
+        image=platform.image.ref,
         speculative=speculative.spec,
         hf_token=stack_config.hf_token,
     ),
+    opts=pulumi.ResourceOptions(
+        providers=[platform.k8s_provider], depends_on=platform.endpoint_depends_on
+    ),
 )
 
+for output_name, value in platform.outputs.items():
+    pulumi.export(output_name, value)
 pulumi.export("endpointName", endpoint.endpoint_name)
 pulumi.export("namespace", endpoint.namespace)
 pulumi.export("speculativeAlgorithm", speculative.spec.apply(lambda s: s.algorithm if s else "off"))

@@ -16,7 +16,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from mlcc import instances, speculative
+from mlcc import infrastructure, instances, speculative
 from mlcc.engines import Engine, EngineRelease, known_versions, release
 from mlcc.recommendation import OptimizeSettings, parse_optimize_settings
 from mlcc.speculative import Problem, SpeculativeSpec
@@ -86,7 +86,13 @@ KEYS: tuple[Key, ...] = (
         "Extra engine flags as a map, e.g. {max-model-len: 8192}; speculative flags are "
         "set with the hp:speculative* keys.",
     ),
-    Key("image", "string", "", "Prebuilt serve image URI (pin it by digest)."),
+    Key(
+        "image",
+        "string",
+        "",
+        "Prebuilt serve image URI (pin it by digest); empty = build images/<engine> and push "
+        "it to this stack's ECR repository.",
+    ),
     Key(
         "speculativeAlgorithm",
         "string",
@@ -117,6 +123,7 @@ KEYS: tuple[Key, ...] = (
         "",
         "SGLang tokens verified per step for an EAGLE tree (integer); empty = derived.",
     ),
+    *(Key(*spec) for spec in infrastructure.KEY_SPECS),
 )
 KEYS_BY_NAME = {key.qualified: key for key in KEYS}
 
@@ -167,6 +174,7 @@ class StackConfig:
     image: str | None
     optimize: OptimizeSettings | None
     speculative: SpeculativeSpec | None
+    infrastructure: infrastructure.InfrastructureConfig
 
 
 @dataclass(frozen=True)
@@ -243,6 +251,7 @@ def parse(
     engine, engine_release = _engine(reader)
     model = _model(reader)
     instance_type, gpu_count = _instance(reader)
+    replicas = _replicas(reader)
     config = StackConfig(
         stack=stack,
         engine=engine,
@@ -250,7 +259,7 @@ def parse(
         model=model,
         instance_type=instance_type,
         gpu_count=gpu_count,
-        replicas=_replicas(reader),
+        replicas=replicas,
         namespace=_namespace(reader),
         endpoint_name=_endpoint_name(reader, stack),
         hf_token=_hf_token(reader, secret_keys),
@@ -258,6 +267,9 @@ def parse(
         image=_image(reader),
         optimize=_optimize(reader),
         speculative=_speculative(reader, engine, engine_release),
+        infrastructure=infrastructure.parse(
+            reader, stack=stack, instance_type=instance_type, replicas=replicas
+        ),
     )
     if reader.errors:
         raise ConfigError(reader.errors)
@@ -403,12 +415,7 @@ def _flag_value(value: object) -> str:
 def _image(reader: _Reader) -> str | None:
     image = reader.string("image")
     if not image:
-        reader.fail(
-            "image",
-            "is required: set a prebuilt serve image URI "
-            "(for example <account>.dkr.ecr.<region>.amazonaws.com/hp-vllm@sha256:...)",
-        )
-        return None
+        return None  # build ours from images/<engine>
     if not _IMAGE_REF.match(image):
         reader.fail("image", f"is not an image reference with a tag or digest: {image!r}")
     elif "@sha256:" not in image:

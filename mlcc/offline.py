@@ -10,6 +10,7 @@ cross-event-loop failures (pulumi/pulumi#6561; reference/pulumi-testing.md gotch
 from __future__ import annotations
 
 import hashlib
+import json
 import runpy
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -37,6 +38,10 @@ class Registration:
     parent: str | None
     custom: bool
     raw_inputs: Mapping[str, Any] = field(repr=False)
+    # URNs this registration waits for (explicit depends_on and resources behind its inputs).
+    dependencies: tuple[str, ...] = ()
+    # The provider reference (`<provider urn>::<id>`) of a custom resource, if one was given.
+    provider: str | None = None
 
     @property
     def inputs(self) -> Any:
@@ -75,6 +80,8 @@ def _normalise(value: Any, *, reveal: bool) -> Any:
         return [_normalise(v, reveal=reveal) for v in value]
     if isinstance(value, float) and value.is_integer():
         return int(value)
+    if isinstance(value, pulumi.FileAsset):  # compare and show file assets by their path
+        return {"fileAsset": str(value.path)}
     return value
 
 
@@ -89,7 +96,56 @@ def _default_outputs(args: pulumi.runtime.MockResourceArgs) -> dict[str, Any]:
 
 
 # Computed outputs that specific resource types must return for dependants to build.
-OUTPUTS: dict[str, OutputFactory] = {}
+def _mock_digest(*parts: object) -> str:
+    return "sha256:" + hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def _named(args: pulumi.runtime.MockResourceArgs) -> str:
+    return str(args.inputs.get("name") or f"{args.name}-mock")
+
+
+_EKS_ISSUER = f"oidc.eks.{REGION}.amazonaws.com/id/MOCKOIDC0123456789"
+_MOCK_KUBECONFIG = {
+    "apiVersion": "v1",
+    "kind": "Config",
+    "clusters": [{"name": "mock", "cluster": {"server": "https://mock.eks.example"}}],
+    "contexts": [{"name": "mock", "context": {"cluster": "mock", "user": "mock"}}],
+    "current-context": "mock",
+    "users": [{"name": "mock", "user": {}}],
+}
+
+# Computed outputs that specific resource types must return for dependants to build.
+OUTPUTS: dict[str, OutputFactory] = {
+    "eks:index:Cluster": lambda args: {
+        "kubeconfig": _MOCK_KUBECONFIG,
+        "kubeconfigJson": json.dumps(_MOCK_KUBECONFIG),
+        "oidcProviderArn": f"arn:aws:iam::{ACCOUNT_ID}:oidc-provider/{_EKS_ISSUER}",
+        "oidcProviderUrl": f"https://{_EKS_ISSUER}",
+        "oidcIssuer": _EKS_ISSUER,
+        "clusterSecurityGroupId": f"sg-{args.name}-cluster",
+        "nodeSecurityGroupId": f"sg-{args.name}-nodes",
+    },
+    "aws:iam/role:Role": lambda args: {
+        "name": _named(args),
+        "arn": f"arn:aws:iam::{ACCOUNT_ID}:role/{_named(args)}",
+    },
+    "aws:s3/bucket:Bucket": lambda args: {
+        "bucket": f"{args.inputs.get('bucketPrefix', '')}{args.name}-mock",
+        "arn": f"arn:aws:s3:::{args.inputs.get('bucketPrefix', '')}{args.name}-mock",
+    },
+    "aws:ecr/repository:Repository": lambda args: {
+        "registryId": ACCOUNT_ID,
+        "repositoryUrl": f"{ACCOUNT_ID}.dkr.ecr.{REGION}.amazonaws.com/{_named(args)}",
+        "arn": f"arn:aws:ecr:{REGION}:{ACCOUNT_ID}:repository/{_named(args)}",
+    },
+    "docker-build:index:Image": lambda args: {
+        "digest": _mock_digest(args.inputs.get("tags"), args.inputs.get("buildArgs")),
+    },
+    "aws-native:sagemaker:Cluster": lambda args: {
+        "clusterArn": f"arn:aws:sagemaker:{REGION}:{ACCOUNT_ID}:cluster/mock{args.name}",
+        "clusterStatus": "InService",
+    },
+}
 
 CALLS: dict[str, CallFactory] = {
     "aws:index/getCallerIdentity:getCallerIdentity": lambda _: {
@@ -108,6 +164,35 @@ CALLS: dict[str, CallFactory] = {
         "names": [f"{REGION}a", f"{REGION}b", f"{REGION}c"],
         "zoneIds": ["use1-az1", "use1-az2", "use1-az4"],
         "id": REGION,
+    },
+    "aws:eks/getAddonVersion:getAddonVersion": lambda args: {
+        "addonName": args.args.get("addonName"),
+        "kubernetesVersion": args.args.get("kubernetesVersion"),
+        "version": "v1.20.4-eksbuild.2",
+        "id": "mock",
+    },
+    "aws:eks/getCluster:getCluster": lambda args: {
+        "name": args.args.get("name"),
+        "arn": f"arn:aws:eks:{REGION}:{ACCOUNT_ID}:cluster/{args.args.get('name')}",
+        "endpoint": "https://MOCK.gr7.us-east-1.eks.amazonaws.com",
+        "certificateAuthorities": [{"data": "TU9DSy1DQQ=="}],
+        "vpcConfig": {"clusterSecurityGroupId": "sg-eks-cluster-mock", "vpcId": "vpc-mock"},
+        "id": args.args.get("name"),
+    },
+    "aws:ecr/getAuthorizationToken:getAuthorizationToken": lambda _: {
+        "authorizationToken": "QVdTOm1vY2s=",
+        "userName": "AWS",
+        "password": "mock-ecr-password",
+        "proxyEndpoint": f"https://{ACCOUNT_ID}.dkr.ecr.{REGION}.amazonaws.com",
+        "expiresAt": "2030-01-01T00:00:00Z",
+        "id": ACCOUNT_ID,
+    },
+    "aws-native:sagemaker:getCluster": lambda args: {
+        "clusterArn": args.args.get("clusterArn"),
+        "clusterStatus": "InService",
+        "orchestrator": {
+            "eks": {"clusterArn": f"arn:aws:eks:{REGION}:{ACCOUNT_ID}:cluster/existing-eks"}
+        },
     },
 }
 
@@ -130,7 +215,7 @@ class RecordingMocks(pulumi.runtime.Mocks):
         self, args: pulumi.runtime.MockCallArgs
     ) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
         factory = CALLS.get(args.token)
-        return (factory(args) if factory else {}), None
+        return (factory(args) if factory else {}), []  # the mock monitor iterates failures
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):
@@ -149,6 +234,8 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     parent=request.parent or None,
                     custom=bool(request.custom),
                     raw_inputs=rpc.deserialize_properties(request.object),
+                    dependencies=tuple(request.dependencies),
+                    provider=request.provider or None,
                 )
             )
         return response

@@ -212,7 +212,7 @@ def test_from_pulumi_raises_run_error_with_every_line() -> None:
         config.from_pulumi()
     lines = str(raised.value).splitlines()
     assert lines[0] == "invalid stack configuration:"
-    assert [line.split(":")[1] for line in lines[1:]] == ["engine", "model", "image"]
+    assert [line.split(":")[1] for line in lines[1:]] == ["engine", "model"]
 
 
 @given(

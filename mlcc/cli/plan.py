@@ -180,4 +180,14 @@ def _write(result: Any, out: Path) -> None:
         ],
         "outputs": result.outputs,
     }
-    (out / "plan.json").write_text(json.dumps(plan, indent=2, sort_keys=False) + "\n")
+    (out / "plan.json").write_text(
+        json.dumps(plan, indent=2, sort_keys=False, default=_asset_json) + "\n"
+    )
+
+
+def _asset_json(value: Any) -> str:
+    """File assets (the lifecycle script) appear in plan.json as their path."""
+    path = getattr(value, "path", None)
+    if path is not None:
+        return f"file://{path}"
+    raise TypeError(f"cannot show {type(value).__name__} in plan.json")

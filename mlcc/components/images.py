@@ -1,0 +1,138 @@
+"""The serve image of the selected engine: an ECR repository and a linux/amd64 build pushed to it.
+
+The tag is a hash of everything that goes into the image (the build context files this engine's
+Dockerfile can see, the build arguments, the platform). An unchanged context gives the same tag,
+so nothing is rebuilt; a change gives a new tag in an immutable repository, and the endpoint,
+which references the pushed digest, rolls its pods.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_docker_build as docker_build
+
+from mlcc.engines import Engine
+
+PLATFORM = docker_build.Platform.LINUX_AMD64
+SHARED_DIRS = ("serve",)
+_IGNORED_PARTS = {"__pycache__", ".pytest_cache", ".mypy_cache"}
+KEEP_IMAGES = 20
+
+
+@dataclass(frozen=True)
+class ServeImageArgs:
+    engine: Engine
+    engine_version: str
+    images_dir: Path
+    repository_name: str
+    tags: Mapping[str, str]
+
+
+def context_files(images_dir: Path, engine: Engine) -> list[Path]:
+    """The files of images/ that this engine's build uses: its own folder and the shared ones."""
+    roots = [images_dir / engine.value, *(images_dir / d for d in SHARED_DIRS)]
+    files = [images_dir / ".dockerignore"] if (images_dir / ".dockerignore").is_file() else []
+    for root in roots:
+        files.extend(
+            p
+            for p in root.rglob("*")
+            if p.is_file() and not _IGNORED_PARTS & set(p.parts) and p.suffix != ".pyc"
+        )
+    return sorted(files)
+
+
+def content_tag(images_dir: Path, engine: Engine, build_args: Mapping[str, str]) -> str:
+    """`<engine version>-<16 hex>`: equal for equal inputs, different when any input changes."""
+    digest = hashlib.sha256()
+    digest.update(
+        json.dumps({"args": dict(build_args), "platform": PLATFORM.value}, sort_keys=True).encode()
+    )
+    for path in context_files(images_dir, engine):
+        digest.update(path.relative_to(images_dir).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return f"{build_args.get('ENGINE_VERSION', 'latest')}-{digest.hexdigest()[:16]}"
+
+
+class ServeImage(pulumi.ComponentResource):
+    image_ref: pulumi.Output[str]
+    repository_arn: pulumi.Output[str]
+
+    def __init__(
+        self, name: str, args: ServeImageArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("hp:index:ServeImage", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        repository = aws.ecr.Repository(
+            f"{name}-repository",
+            name=args.repository_name,
+            image_tag_mutability="IMMUTABLE",
+            image_scanning_configuration=aws.ecr.RepositoryImageScanningConfigurationArgs(
+                scan_on_push=True
+            ),
+            encryption_configurations=[
+                aws.ecr.RepositoryEncryptionConfigurationArgs(encryption_type="AES256")
+            ],
+            force_delete=True,
+            tags=dict(args.tags),
+            opts=child,
+        )
+        aws.ecr.LifecyclePolicy(
+            f"{name}-lifecycle",
+            repository=repository.name,
+            policy=json.dumps(_keep_recent_images(KEEP_IMAGES)),
+            opts=child,
+        )
+        build_args = {"ENGINE_VERSION": args.engine_version}
+        tag = content_tag(args.images_dir, args.engine, build_args)
+        token = aws.ecr.get_authorization_token_output(
+            registry_id=repository.registry_id, opts=pulumi.InvokeOutputOptions(parent=self)
+        )
+        image = docker_build.Image(
+            f"{name}-image",
+            context=docker_build.BuildContextArgs(location=str(args.images_dir)),
+            dockerfile=docker_build.DockerfileArgs(
+                location=str(args.images_dir / args.engine.value / "Dockerfile")
+            ),
+            platforms=[PLATFORM],
+            build_args=build_args,
+            tags=[pulumi.Output.concat(repository.repository_url, ":", tag)],
+            push=True,
+            # PR previews run without a Docker daemon; the build happens on `pulumi up`.
+            build_on_preview=False,
+            registries=[
+                docker_build.RegistryArgs(
+                    address=repository.repository_url,
+                    username=token.user_name,
+                    password=token.password,
+                )
+            ],
+            labels={"org.opencontainers.image.version": tag, "hp.mlcc/engine": args.engine.value},
+            opts=child,
+        )
+        self.image_ref = pulumi.Output.concat(repository.repository_url, "@", image.digest)
+        self.repository_arn = repository.arn
+        self.register_outputs({"imageRef": self.image_ref, "repositoryArn": self.repository_arn})
+
+
+def _keep_recent_images(count: int) -> dict[str, object]:
+    return {
+        "rules": [
+            {
+                "rulePriority": 1,
+                "description": f"keep the {count} most recent images",
+                "selection": {
+                    "tagStatus": "any",
+                    "countType": "imageCountMoreThan",
+                    "countNumber": count,
+                },
+                "action": {"type": "expire"},
+            }
+        ]
+    }

@@ -1,0 +1,120 @@
+"""Existing-cluster mode: find the EKS cluster behind a HyperPod cluster and connect to it.
+
+A HyperPod ARN is resolved with the aws-native `sagemaker:getCluster` invoke (Cloud Control
+identifies the cluster by ARN only); a bare name needs SageMaker's DescribeCluster, which no
+Pulumi provider exposes, so it is called with boto3 at program start.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_aws_native as aws_native
+import pulumi_kubernetes as k8s
+
+
+def kubeconfig(*, cluster_name: str, endpoint: str, ca_data: str, region: str) -> dict[str, Any]:
+    """A kubeconfig that authenticates with `aws eks get-token` (no credentials stored)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": cluster_name,
+                "cluster": {"server": endpoint, "certificate-authority-data": ca_data},
+            }
+        ],
+        "contexts": [
+            {"name": cluster_name, "context": {"cluster": cluster_name, "user": cluster_name}}
+        ],
+        "current-context": cluster_name,
+        "users": [
+            {
+                "name": cluster_name,
+                "user": {
+                    "exec": {
+                        "apiVersion": "client.authentication.k8s.io/v1beta1",
+                        "command": "aws",
+                        "args": [
+                            "eks",
+                            "get-token",
+                            "--cluster-name",
+                            cluster_name,
+                            "--region",
+                            region,
+                        ],
+                    }
+                },
+            }
+        ],
+    }
+
+
+def arn_resource_name(arn: str) -> str:
+    return arn.rsplit("/", 1)[-1]
+
+
+def arn_region(arn: str) -> str:
+    return arn.split(":")[3]
+
+
+def describe_eks_cluster_arn(hyperpod_name: str, client: Any) -> str:
+    """The EKS cluster ARN of a HyperPod cluster, via SageMaker DescribeCluster."""
+    response = client.describe_cluster(ClusterName=hyperpod_name)
+    eks = response.get("Orchestrator", {}).get("Eks")
+    if not eks:
+        raise pulumi.RunError(
+            f"hp:clusterName: HyperPod cluster {hyperpod_name!r} is not orchestrated by EKS"
+        )
+    return str(eks["ClusterArn"])
+
+
+def eks_cluster_arn(name_or_arn: str) -> pulumi.Output[str]:
+    if name_or_arn.startswith("arn:"):
+        found = aws_native.sagemaker.get_cluster_output(cluster_arn=name_or_arn)
+        return found.orchestrator.apply(_orchestrator_eks_arn)
+    import boto3
+
+    return pulumi.Output.from_input(
+        describe_eks_cluster_arn(name_or_arn, boto3.client("sagemaker"))
+    )
+
+
+def _field(value: Any, python_name: str, wire_name: str) -> Any:
+    """An invoke result field: typed output objects have attributes, plain dicts camelCase keys."""
+    if value is None:
+        return None
+    found = getattr(value, python_name, None)
+    if found is None and isinstance(value, dict):
+        found = value.get(wire_name)
+    return found
+
+
+def _orchestrator_eks_arn(orchestrator: Any) -> str:
+    arn = _field(_field(orchestrator, "eks", "eks"), "cluster_arn", "clusterArn")
+    if not arn:
+        raise pulumi.RunError("hp:clusterName: that HyperPod cluster is not orchestrated by EKS")
+    return str(arn)
+
+
+def provider(name: str, name_or_arn: str) -> k8s.Provider:
+    """A Kubernetes provider for the EKS cluster of an existing HyperPod cluster."""
+    arn = eks_cluster_arn(name_or_arn)
+    eks_name = arn.apply(arn_resource_name)
+    found = aws.eks.get_cluster_output(name=eks_name, region=arn.apply(arn_region))
+    config = pulumi.Output.all(
+        eks_name, found.endpoint, found.certificate_authorities, arn.apply(arn_region)
+    ).apply(
+        lambda v: json.dumps(
+            kubeconfig(
+                cluster_name=v[0],
+                endpoint=v[1],
+                ca_data=_field(v[2][0], "data", "data"),
+                region=v[3],
+            )
+        )
+    )
+    return k8s.Provider(name, kubeconfig=config, enable_server_side_apply=True)

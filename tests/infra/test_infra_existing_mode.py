@@ -1,0 +1,92 @@
+"""Existing-cluster mode under Pulumi's mocks: only the image, the provider and the endpoint."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from program_runs import CR_TYPE, IMAGE, run_main
+
+from mlcc import offline
+
+EXISTING_TYPES = [
+    "aws:ecr/lifecyclePolicy:LifecyclePolicy",
+    "aws:ecr/repository:Repository",
+    "docker-build:index:Image",
+    "hp:index:InferenceEndpoint",
+    "hp:index:ServeImage",
+    CR_TYPE,
+    "kubernetes:core/v1:Namespace",
+    "pulumi:providers:kubernetes",
+]
+
+
+@pytest.fixture(scope="module")
+def run() -> offline.OfflineRun:
+    return run_main(stack="existing")
+
+
+def test_only_images_provider_and_endpoint_are_created(run: offline.OfflineRun) -> None:
+    assert sorted(r.type for r in run.registrations) == sorted(EXISTING_TYPES)
+
+
+def test_provider_reaches_the_eks_cluster_behind_the_hyperpod_cluster(
+    run: offline.OfflineRun,
+) -> None:
+    provider = run.one("pulumi:providers:kubernetes")
+    kubeconfig = json.loads(provider.inputs["kubeconfig"])
+    assert (
+        kubeconfig["clusters"][0]["cluster"]["server"]
+        == "https://MOCK.gr7.us-east-1.eks.amazonaws.com"
+    )
+    assert kubeconfig["users"][0]["user"]["exec"]["args"] == [
+        "eks",
+        "get-token",
+        "--cluster-name",
+        "existing-eks",
+        "--region",
+        "us-east-1",
+    ]
+    cr = run.one(CR_TYPE)
+    # The endpoint's children use this provider (given to the component with `providers=`).
+    for child in (cr, run.one("kubernetes:core/v1:Namespace")):
+        assert child.provider is not None and child.provider.startswith(provider.urn + "::")
+    assert cr.inputs["spec"]["worker"]["image"] == run.outputs["image"]
+
+
+def test_existing_mode_builds_the_selected_engine(run: offline.OfflineRun) -> None:
+    image = run.one("docker-build:index:Image").inputs
+    assert image["dockerfile"]["location"].endswith("images/sglang/Dockerfile")
+    assert image["platforms"] == ["linux/amd64"]
+    assert run.one("aws:ecr/repository:Repository").inputs["imageTagMutability"] == "IMMUTABLE"
+
+
+def test_existing_mode_with_a_prebuilt_image_creates_only_provider_and_endpoint() -> None:
+    run = run_main({"image": IMAGE}, stack="existing")
+    assert sorted(r.type for r in run.registrations) == sorted(
+        [
+            "hp:index:InferenceEndpoint",
+            CR_TYPE,
+            "kubernetes:core/v1:Namespace",
+            "pulumi:providers:kubernetes",
+        ]
+    )
+    assert run.one(CR_TYPE).inputs["spec"]["worker"]["image"] == IMAGE
+
+
+@pytest.mark.parametrize("stack", ["dev", "existing"])
+def test_changing_only_speculative_keys_changes_only_the_endpoint_spec(stack: str) -> None:
+    before = run_main(stack=stack)
+    after = run_main(
+        {"speculativeAlgorithm": "ngram", "speculativeModel": None, "speculativeNumTokens": "3"},
+        stack=stack,
+    )
+    before_inputs = {(r.type, r.name): r.inputs for r in before.registrations}
+    after_inputs = {(r.type, r.name): r.inputs for r in after.registrations}
+    assert before_inputs.keys() == after_inputs.keys()
+    changed = [key for key in before_inputs if before_inputs[key] != after_inputs[key]]
+    assert changed == [(CR_TYPE, "endpoint")]
+    cr_before, cr_after = before_inputs[(CR_TYPE, "endpoint")], after_inputs[(CR_TYPE, "endpoint")]
+    assert cr_before["metadata"] == cr_after["metadata"]
+    assert cr_before["spec"]["worker"]["image"] == cr_after["spec"]["worker"]["image"]
+    assert cr_before["spec"] != cr_after["spec"]
