@@ -268,7 +268,11 @@ def parse(
         optimize=_optimize(reader),
         speculative=_speculative(reader, engine, engine_release),
         infrastructure=infrastructure.parse(
-            reader, stack=stack, instance_type=instance_type, replicas=replicas
+            reader,
+            stack=stack,
+            instance_type=instance_type,
+            replicas=replicas,
+            gpu_count=gpu_count,
         ),
     )
     if reader.errors:

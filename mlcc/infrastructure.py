@@ -169,7 +169,7 @@ class InfrastructureConfig:
 
 
 def parse(
-    reader: _Reader, *, stack: str, instance_type: str, replicas: int
+    reader: _Reader, *, stack: str, instance_type: str, replicas: int, gpu_count: int = 1
 ) -> InfrastructureConfig:
     tags = _tags(reader, stack)
     existing = reader.string("clusterName")
@@ -180,6 +180,7 @@ def parse(
     groups = _instance_groups(reader, instance_type, replicas)
     if instances.INSTANCE_TYPE_PATTERN.match(instance_type) and groups:
         _check_endpoint_fits(reader, groups, instance_type)
+        _warn_if_replicas_do_not_fit(reader, groups, instance_type, replicas, gpu_count)
     base = resource_base_name(stack)
     cluster = NewCluster(
         eks_cluster_name=base,
@@ -450,4 +451,22 @@ def _check_endpoint_fits(
             f"{instance_type} is not the type of any instance group in "
             f"hp:instanceGroups ({', '.join(types)}); the endpoint's pods could never "
             "be scheduled",
+        )
+
+
+def _warn_if_replicas_do_not_fit(
+    reader: _Reader,
+    groups: tuple[InstanceGroup, ...],
+    instance_type: str,
+    replicas: int,
+    gpu_count: int,
+) -> None:
+    per_node = (instances.gpu_count(instance_type) or gpu_count) // max(gpu_count, 1)
+    nodes = sum(g.instance_count for g in groups if g.instance_type == instance_type)
+    if replicas > nodes * per_node:
+        reader.warn(
+            "replicas",
+            f"{replicas} replica(s) of {gpu_count} GPU(s) need more "
+            f"{instance_type} capacity than hp:instanceGroups has ({nodes} node(s)); "
+            "the extra pods stay Pending",
         )

@@ -198,3 +198,11 @@ def test_subnet_plan_gives_large_private_subnets(
     cidr: str, private: tuple[str, ...], public: tuple[str, ...]
 ) -> None:
     assert subnet_plan(cidr) == (private, public)
+
+
+def test_more_replicas_than_gpu_capacity_is_a_warning() -> None:
+    parsed = parse_with(replicas="3", instanceGroups=[GROUP])
+    assert [w.key for w in parsed.warnings] == ["hp:replicas"]
+    assert parse_with(replicas="2", instanceGroups=[GROUP]).warnings == ()
+    two_per_node = parse_with(replicas="4", gpuCount="2", instanceGroups=[GROUP])
+    assert two_per_node.warnings == ()
