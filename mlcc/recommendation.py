@@ -72,6 +72,11 @@ INSTANCE_TYPES: frozenset[str] = frozenset(
     + ["ml.p6-b200.48xlarge"]
 )
 MAX_INSTANCE_TYPES = 3
+# Where the dev guide lists the feature (it may spread; so this is a note, not an error).
+DOCUMENTED_REGIONS = frozenset(
+    {"us-east-1", "us-east-2", "us-west-2", "ap-southeast-1", "ap-northeast-1"}
+    | {"eu-central-1", "eu-west-1"}
+)
 
 # InferenceSpecification.Framework is LMI | VLLM. There is no SGLang framework: for an SGLang
 # stack the job runs without InferenceSpecification, so the service picks its own container; the

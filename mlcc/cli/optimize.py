@@ -169,6 +169,12 @@ def _client(args: argparse.Namespace, deps: Deps) -> SageMakerClient:
         raise UsageError(
             "no AWS region: pass --region, use --stack with aws:region set, or set AWS_REGION"
         )
+    if region not in rec.DOCUMENTED_REGIONS:
+        print(
+            f"note: {region} is not among the regions the dev guide lists for recommendation "
+            f"jobs ({', '.join(sorted(rec.DOCUMENTED_REGIONS))})",
+            file=deps.err,
+        )
     return deps.client_factory(region)
 
 

@@ -319,6 +319,17 @@ def test_list_shows_every_page_with_status(env: Env) -> None:
     assert lines[1].split()[:2] == [JOB, "Completed"]
     assert lines[2].split()[:2] == ["other-job", "Failed"]
     assert env.regions == ["eu-west-1"]
+    assert "note:" not in env.err.getvalue()
+
+
+def test_an_undocumented_region_gets_a_note(env: Env) -> None:
+    env.stubber.add_response(
+        "list_ai_recommendation_jobs",
+        list_page([]),
+        {"SortBy": "CreationTime", "SortOrder": "Descending"},
+    )
+    assert env.run("--list", "--region", "sa-east-1") == 0
+    assert "note: sa-east-1 is not among the regions the dev guide lists" in env.err.getvalue()
 
 
 def test_list_for_a_stack_filters_and_can_print_json(env: Env) -> None:
