@@ -77,10 +77,16 @@ def eks_cluster_arn(name_or_arn: str) -> pulumi.Output[str]:
         found = aws_native.sagemaker.get_cluster_output(cluster_arn=name_or_arn)
         return found.orchestrator.apply(_orchestrator_eks_arn)
     import boto3
+    from botocore.exceptions import BotoCoreError, ClientError
 
-    return pulumi.Output.from_input(
-        describe_eks_cluster_arn(name_or_arn, boto3.client("sagemaker"))
-    )
+    try:
+        arn = describe_eks_cluster_arn(name_or_arn, boto3.client("sagemaker"))
+    except (BotoCoreError, ClientError) as error:
+        raise pulumi.RunError(
+            f"hp:clusterName: cannot look up HyperPod cluster {name_or_arn!r} ({error}); "
+            "check the name and AWS credentials, or give the cluster's ARN"
+        ) from None
+    return pulumi.Output.from_input(arn)
 
 
 def _field(value: Any, python_name: str, wire_name: str) -> Any:

@@ -200,3 +200,22 @@ def test_lifecycle_script_passes_shellcheck() -> None:
     assert result.returncode == 0, result.stdout
     assert script.read_text().startswith("#!/bin/bash\n")
     assert "set -euo pipefail" in script.read_text()
+
+
+def test_a_cluster_name_that_cannot_be_looked_up_is_one_clear_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import boto3
+    import pulumi
+    from botocore.stub import Stubber
+
+    from mlcc import existing_cluster
+
+    client = boto3.client(
+        "sagemaker", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="y"
+    )
+    monkeypatch.setattr(boto3, "client", lambda *_args, **_kwargs: client)
+    with Stubber(client) as stub:
+        stub.add_client_error("describe_cluster", "ResourceNotFound", "Cluster not found")
+        with pytest.raises(pulumi.RunError, match=r"^hp:clusterName: cannot look up"):
+            existing_cluster.eks_cluster_arn("missing")
