@@ -123,6 +123,7 @@ def _create(config: StackConfig, cluster: NewCluster, image: Image) -> Platform:
             hyperpod_cluster_arn=hyperpod.cluster_arn,
             vpc_id=vpc_id,
             tags=tags,
+            system_nodes=[eks.system_nodes],
         ),
     )
     # The CR itself must wait for the operator (its webhook and CRD): children do not inherit

@@ -8,12 +8,15 @@ Pulumi provider exposes, so it is called with boto3 at program start.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_aws_native as aws_native
 import pulumi_kubernetes as k8s
+
+if TYPE_CHECKING:
+    from mypy_boto3_sagemaker import SageMakerClient
 
 
 def kubeconfig(*, cluster_name: str, endpoint: str, ca_data: str, region: str) -> dict[str, Any]:
@@ -61,7 +64,7 @@ def arn_region(arn: str) -> str:
     return arn.split(":")[3]
 
 
-def describe_eks_cluster_arn(hyperpod_name: str, client: Any) -> str:
+def describe_eks_cluster_arn(hyperpod_name: str, client: SageMakerClient) -> str:
     """The EKS cluster ARN of a HyperPod cluster, via SageMaker DescribeCluster."""
     response = client.describe_cluster(ClusterName=hyperpod_name)
     eks = response.get("Orchestrator", {}).get("Eks")

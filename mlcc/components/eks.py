@@ -53,6 +53,8 @@ class EksCluster(pulumi.ComponentResource):
     oidc_issuer: pulumi.Output[str]
     cluster_security_group_id: pulumi.Output[str]
     provider: k8s.Provider
+    # Add-ons whose pods run on CPU nodes (CoreDNS, cert-manager, the operator) wait for these.
+    system_nodes: eks.ManagedNodeGroup
 
     def __init__(
         self, name: str, args: EksClusterArgs, opts: pulumi.ResourceOptions | None = None
@@ -91,7 +93,7 @@ class EksCluster(pulumi.ComponentResource):
             tags=dict(args.tags),
             opts=child,
         )
-        eks.ManagedNodeGroup(
+        self.system_nodes = eks.ManagedNodeGroup(
             f"{name}-system",
             cluster=cluster,
             node_role=node_role,
@@ -127,7 +129,7 @@ class EksCluster(pulumi.ComponentResource):
             resolve_conflicts_on_create="OVERWRITE",
             resolve_conflicts_on_update="OVERWRITE",
             tags=dict(args.tags),
-            opts=child,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_nodes]),
         )
         self.provider = k8s.Provider(
             f"{name}-k8s",

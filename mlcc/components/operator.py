@@ -41,6 +41,8 @@ class InferenceOperatorArgs:
     hyperpod_cluster_arn: pulumi.Input[str]
     vpc_id: pulumi.Input[str]
     tags: Mapping[str, str]
+    # The add-ons' pods need CPU nodes: without them the add-ons never become ACTIVE.
+    system_nodes: Sequence[pulumi.Resource] = ()
 
 
 def execution_role_name(base_name: str) -> str:
@@ -139,7 +141,13 @@ class InferenceOperator(pulumi.ComponentResource):
             resolve_conflicts_on_update="OVERWRITE",
             tags=self._tags,
             opts=pulumi.ResourceOptions(
-                parent=self, depends_on=[*prerequisites, *execution_policies, *role_policies]
+                parent=self,
+                depends_on=[
+                    *prerequisites,
+                    *execution_policies,
+                    *role_policies,
+                    *args.system_nodes,
+                ],
             ),
         )
         self.execution_role_arn = execution.arn
@@ -207,5 +215,5 @@ class InferenceOperator(pulumi.ComponentResource):
             resolve_conflicts_on_create="OVERWRITE",
             resolve_conflicts_on_update="OVERWRITE",
             tags=self._tags,
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(self._args.system_nodes)),
         )

@@ -432,3 +432,52 @@ def test_checks_catch_a_wrong_eks_setting(monkeypatch: pytest.MonkeyPatch) -> No
     )
     with pytest.raises(AssertionError):
         check_eks(run_main())
+
+
+def test_add_ons_wait_for_the_system_nodes_their_pods_run_on(run: offline.OfflineRun) -> None:
+    nodes = run.one("eks:index:ManagedNodeGroup").urn
+    for addon in run.of_type("aws:eks/addon:Addon"):
+        assert nodes in addon.dependencies, addon.name
+
+
+def test_one_nat_gateway_per_az_when_asked() -> None:
+    run = run_main({"natGatewayPerAz": "true"})
+    nats = {r.name: r.inputs["subnetId"] for r in run.of_type("aws:ec2/natGateway:NatGateway")}
+    assert nats == {"network-nat-0": "network-public-0-id", "network-nat-1": "network-public-1-id"}
+    routes = {
+        r.name: r.inputs["routes"][0]["natGatewayId"]
+        for r in run.of_type("aws:ec2/routeTable:RouteTable")
+        if r.name.startswith("network-private")
+    }
+    assert routes == {
+        "network-private-0": "network-nat-0-id",
+        "network-private-1": "network-nat-1-id",
+    }
+
+
+def test_network_plan_reaches_the_vpc_and_subnets(run: offline.OfflineRun) -> None:
+    assert run.one("aws:ec2/vpc:Vpc").inputs["cidrBlock"] == "10.0.0.0/16"
+    subnets = {r.name: r.inputs for r in run.of_type("aws:ec2/subnet:Subnet")}
+    assert subnets["network-private-0"]["cidrBlock"] == "10.0.0.0/18"
+    assert subnets["network-private-1"]["availabilityZone"] == f"{REGION}b"
+    assert subnets["network-private-0"]["tags"]["kubernetes.io/role/internal-elb"] == "1"
+    assert subnets["network-public-0"]["tags"]["kubernetes.io/role/elb"] == "1"
+    endpoint = run.one("aws:ec2/vpcEndpoint:VpcEndpoint").inputs
+    assert endpoint["serviceName"] == f"com.amazonaws.{REGION}.s3"
+    assert endpoint["routeTableIds"] == ["network-private-0-id", "network-private-1-id"]
+
+
+def test_existing_subnets_replace_the_network_component() -> None:
+    private = ["subnet-0123456789abcdef0", "subnet-0123456789abcdef1"]
+    run = run_main({"vpcId": "vpc-0123456789abcdef0", "privateSubnetIds": json.dumps(private)})
+    assert not [
+        r
+        for r in run.registrations
+        if r.type.startswith("aws:ec2/") and r.type != "aws:ec2/securityGroup:SecurityGroup"
+    ]
+    assert not run.of_type("hp:index:Network")
+    cluster = run.one("eks:index:Cluster").inputs
+    assert (cluster["vpcId"], cluster["privateSubnetIds"]) == ("vpc-0123456789abcdef0", private)
+    assert "publicSubnetIds" not in cluster
+    assert run.one("aws-native:sagemaker:Cluster").inputs["vpcConfig"]["subnets"] == private
+    assert run.one("aws:ec2/securityGroup:SecurityGroup").inputs["vpcId"] == "vpc-0123456789abcdef0"
