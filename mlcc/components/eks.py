@@ -12,6 +12,7 @@ mocks (pulumi-testing.md gotchas 5-6), so the cluster's ARN is derived from the 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -40,6 +41,20 @@ class EksClusterArgs:
     system_node_instance_type: str
     system_node_count: int
     tags: Mapping[str, str]
+
+
+MIN_VPC_CNI = (1, 18, 3)  # HyperPod's minimum (hyperpod.md 3.1)
+
+
+def supported_vpc_cni(version: str) -> str:
+    """The add-on version (e.g. v1.20.4-eksbuild.2) if HyperPod accepts it; else ValueError."""
+    match = re.match(r"^v?(\d+)\.(\d+)\.(\d+)", version)
+    if not match or tuple(int(g) for g in match.groups()) < MIN_VPC_CNI:
+        minimum = ".".join(map(str, MIN_VPC_CNI))
+        raise ValueError(
+            f"vpc-cni add-on {version!r} is older than {minimum}, which HyperPod needs"
+        )
+    return version
 
 
 def cluster_arn(partition: str, region: str, account: str, name: str) -> str:
@@ -84,7 +99,7 @@ class EksCluster(pulumi.ComponentResource):
             endpoint_public_access=True,
             use_default_vpc_cni=False,
             vpc_cni_options=eks.VpcCniOptionsArgs(
-                addon_version=cni.version,
+                addon_version=cni.version.apply(supported_vpc_cni),
                 resolve_conflicts_on_update=eks.ResolveConflictsOnUpdate.OVERWRITE,
             ),
             coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=True),

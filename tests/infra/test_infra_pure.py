@@ -219,3 +219,20 @@ def test_a_cluster_name_that_cannot_be_looked_up_is_one_clear_error(
         stub.add_client_error("describe_cluster", "ResourceNotFound", "Cluster not found")
         with pytest.raises(pulumi.RunError, match=r"^hp:clusterName: cannot look up"):
             existing_cluster.eks_cluster_arn("missing")
+
+
+@pytest.mark.parametrize(
+    "version", ["v1.18.3-eksbuild.1", "v1.20.4-eksbuild.2", "v2.0.0-eksbuild.1"]
+)
+def test_vpc_cni_versions_hyperpod_accepts(version: str) -> None:
+    from mlcc.components.eks import supported_vpc_cni
+
+    assert supported_vpc_cni(version) == version
+
+
+@pytest.mark.parametrize("version", ["v1.18.2-eksbuild.1", "v1.9.30-eksbuild.1", "latest"])
+def test_vpc_cni_versions_hyperpod_refuses(version: str) -> None:
+    from mlcc.components.eks import supported_vpc_cni
+
+    with pytest.raises(ValueError, match="HyperPod needs"):
+        supported_vpc_cni(version)
