@@ -25,13 +25,14 @@ from mlcc.infrastructure import InstanceGroup
 LIFECYCLE_PREFIX = "lifecycle"
 ON_CREATE = "on_create.sh"
 EXECUTION_ROLE_POLICIES = ("AmazonSageMakerClusterInstanceRolePolicy", "AmazonEKS_CNI_Policy")
-# Published charts (the HyperPod dependencies chart itself is only in a git checkout).
+# Published charts, at the versions AWS's HyperPod dependencies chart pins (hyperpod.md 2.4);
+# that chart itself is only in a git checkout.
 NVIDIA_DEVICE_PLUGIN = (
     "https://nvidia.github.io/k8s-device-plugin",
     "nvidia-device-plugin",
-    "0.17.1",
+    "0.16.1",
 )
-EFA_DEVICE_PLUGIN = ("https://aws.github.io/eks-charts", "aws-efa-k8s-device-plugin", "v0.5.7")
+EFA_DEVICE_PLUGIN = ("https://aws.github.io/eks-charts", "aws-efa-k8s-device-plugin", "v0.5.20")
 HEALTH_TAINT_TOLERATION = {
     "key": "sagemaker.amazonaws.com/node-health-status",
     "operator": "Equal",

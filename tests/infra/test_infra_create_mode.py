@@ -163,7 +163,7 @@ def test_dependencies_are_installed_before_the_hyperpod_cluster(run: offline.Off
     inputs = release.inputs
     assert (inputs["chart"], inputs["version"], inputs["namespace"]) == (
         "nvidia-device-plugin",
-        "0.17.1",
+        "0.16.1",
         "kube-system",
     )
     assert inputs["repositoryOpts"] == {"repo": "https://nvidia.github.io/k8s-device-plugin"}
