@@ -7,6 +7,7 @@ endpoint waits only for the operator add-on (depends_on) and the pushed image (i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,15 +45,25 @@ class Platform:
 
 
 def build(config: StackConfig) -> Platform:
-    image = build_image(config)
     cluster = config.infrastructure.cluster
     if isinstance(cluster, ExistingCluster):
-        provider = existing_cluster.provider("existing-cluster", cluster.name_or_arn)
-        return Platform(image, provider, outputs={"image": image.ref})
-    return _create(config, cluster, image)
+        return _existing(config, cluster)
+    return _create(config, cluster, build_image(config))
 
 
-def build_image(config: StackConfig) -> Image:
+def _existing(config: StackConfig, cluster: ExistingCluster) -> Platform:
+    existing = existing_cluster.lookup(cluster.name_or_arn)
+    existing.instance_types.apply(
+        lambda types: existing_cluster.warn_if_type_missing(config.instance_type, types)
+    )
+    image = build_image(config, pull_role_arns=existing.execution_role_arns)
+    provider = existing_cluster.provider("existing-cluster", existing)
+    return Platform(image, provider, outputs={"image": image.ref})
+
+
+def build_image(
+    config: StackConfig, *, pull_role_arns: pulumi.Input[Sequence[str]] | None = None
+) -> Image:
     if config.image:
         arn = iam_policies.ecr_repository_arn(config.image)
         return Image(
@@ -67,6 +78,7 @@ def build_image(config: StackConfig) -> Image:
             images_dir=IMAGES_DIR,
             repository_name=f"{base}/{config.engine.value}",
             tags=config.infrastructure.tag_map,
+            pull_role_arns=pull_role_arns,
         ),
     )
     return Image(built.image_ref, built.repository_arn.apply(lambda arn: [arn]))

@@ -8,6 +8,7 @@ Pulumi provider exposes, so it is called with boto3 at program start.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pulumi
@@ -64,32 +65,72 @@ def arn_region(arn: str) -> str:
     return arn.split(":")[3]
 
 
-def describe_eks_cluster_arn(hyperpod_name: str, client: SageMakerClient) -> str:
-    """The EKS cluster ARN of a HyperPod cluster, via SageMaker DescribeCluster."""
+@dataclass(frozen=True)
+class ExistingHyperPod:
+    """What the program needs from an existing HyperPod cluster."""
+
+    eks_cluster_arn: pulumi.Output[str]
+    # The instance groups' execution roles: the nodes pull the serve image with them.
+    execution_role_arns: pulumi.Output[list[str]]
+    instance_types: pulumi.Output[list[str]]
+
+
+@dataclass(frozen=True)
+class Described:
+    eks_cluster_arn: str
+    execution_role_arns: list[str]
+    instance_types: list[str]
+
+
+def describe(hyperpod_name: str, client: SageMakerClient) -> Described:
+    """The EKS cluster and instance groups of a HyperPod cluster, via SageMaker DescribeCluster."""
     response = client.describe_cluster(ClusterName=hyperpod_name)
     eks = response.get("Orchestrator", {}).get("Eks")
     if not eks:
         raise pulumi.RunError(
             f"hp:clusterName: HyperPod cluster {hyperpod_name!r} is not orchestrated by EKS"
         )
-    return str(eks["ClusterArn"])
+    groups = response.get("InstanceGroups", [])
+    return Described(
+        eks_cluster_arn=str(eks["ClusterArn"]),
+        execution_role_arns=sorted(
+            {str(g["ExecutionRole"]) for g in groups if "ExecutionRole" in g}
+        ),
+        instance_types=sorted({str(g["InstanceType"]) for g in groups if "InstanceType" in g}),
+    )
 
 
-def eks_cluster_arn(name_or_arn: str) -> pulumi.Output[str]:
+def lookup(name_or_arn: str) -> ExistingHyperPod:
     if name_or_arn.startswith("arn:"):
         found = aws_native.sagemaker.get_cluster_output(cluster_arn=name_or_arn)
-        return found.orchestrator.apply(_orchestrator_eks_arn)
+        return ExistingHyperPod(
+            eks_cluster_arn=found.orchestrator.apply(_orchestrator_eks_arn),
+            execution_role_arns=found.instance_groups.apply(
+                lambda groups: _group_values(groups, "execution_role", "executionRole")
+            ),
+            instance_types=found.instance_groups.apply(
+                lambda groups: _group_values(groups, "instance_type", "instanceType")
+            ),
+        )
+    described = _describe_by_name(name_or_arn)
+    return ExistingHyperPod(
+        eks_cluster_arn=pulumi.Output.from_input(described.eks_cluster_arn),
+        execution_role_arns=pulumi.Output.from_input(described.execution_role_arns),
+        instance_types=pulumi.Output.from_input(described.instance_types),
+    )
+
+
+def _describe_by_name(name: str) -> Described:
     import boto3
     from botocore.exceptions import BotoCoreError, ClientError
 
     try:
-        arn = describe_eks_cluster_arn(name_or_arn, boto3.client("sagemaker"))
+        return describe(name, boto3.client("sagemaker"))
     except (BotoCoreError, ClientError) as error:
         raise pulumi.RunError(
-            f"hp:clusterName: cannot look up HyperPod cluster {name_or_arn!r} ({error}); "
+            f"hp:clusterName: cannot look up HyperPod cluster {name!r} ({error}); "
             "check the name and AWS credentials, or give the cluster's ARN"
         ) from None
-    return pulumi.Output.from_input(arn)
 
 
 def _field(value: Any, python_name: str, wire_name: str) -> Any:
@@ -102,6 +143,11 @@ def _field(value: Any, python_name: str, wire_name: str) -> Any:
     return found
 
 
+def _group_values(groups: Any, python_name: str, wire_name: str) -> list[str]:
+    values = (_field(group, python_name, wire_name) for group in groups or [])
+    return sorted({str(v) for v in values if v})
+
+
 def _orchestrator_eks_arn(orchestrator: Any) -> str:
     arn = _field(_field(orchestrator, "eks", "eks"), "cluster_arn", "clusterArn")
     if not arn:
@@ -109,9 +155,18 @@ def _orchestrator_eks_arn(orchestrator: Any) -> str:
     return str(arn)
 
 
-def provider(name: str, name_or_arn: str) -> k8s.Provider:
+def warn_if_type_missing(instance_type: str, instance_types: list[str]) -> None:
+    if instance_types and instance_type not in instance_types:
+        pulumi.log.warn(
+            f"hp:instanceType: {instance_type} is not the type of any instance group of the "
+            f"existing cluster ({', '.join(instance_types)}); the endpoint's pods would stay "
+            "Pending"
+        )
+
+
+def provider(name: str, existing: ExistingHyperPod) -> k8s.Provider:
     """A Kubernetes provider for the EKS cluster of an existing HyperPod cluster."""
-    arn = eks_cluster_arn(name_or_arn)
+    arn = existing.eks_cluster_arn
     eks_name = arn.apply(arn_resource_name)
     found = aws.eks.get_cluster_output(name=eks_name, region=arn.apply(arn_region))
     config = pulumi.Output.all(

@@ -125,6 +125,33 @@ def ecr_pull(repository_arns: Sequence[str]) -> PolicyDocument:
     return document(*statements)
 
 
+def ecr_repository_pull(role_arns: Sequence[str]) -> PolicyDocument:
+    """Repository policy: TLS only, and these roles (another stack's nodes) may pull."""
+    statements: list[dict[str, object]] = [
+        {
+            "Sid": "DenyInsecureTransport",
+            "Effect": "Deny",
+            "Principal": "*",
+            "Action": "ecr:*",
+            "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+        }
+    ]
+    if role_arns:
+        statements.append(
+            {
+                "Sid": "HyperPodNodesPull",
+                "Effect": "Allow",
+                "Principal": {"AWS": sorted(set(role_arns))},
+                "Action": [
+                    "ecr:BatchCheckLayerAvailability",
+                    "ecr:BatchGetImage",
+                    "ecr:GetDownloadUrlForLayer",
+                ],
+            }
+        )
+    return document(*statements)
+
+
 def keda_metrics(partition: str, region: str, account: str) -> PolicyDocument:
     return document(
         {

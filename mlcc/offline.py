@@ -193,6 +193,14 @@ CALLS: dict[str, CallFactory] = {
         "orchestrator": {
             "eks": {"clusterArn": f"arn:aws:eks:{REGION}:{ACCOUNT_ID}:cluster/existing-eks"}
         },
+        "instanceGroups": [
+            {
+                "instanceGroupName": "gpu",
+                "instanceType": "ml.g5.12xlarge",
+                "instanceCount": 1,
+                "executionRole": f"arn:aws:iam::{ACCOUNT_ID}:role/existing-hyperpod-nodes",
+            }
+        ],
     },
 }
 

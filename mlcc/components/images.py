@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +18,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_docker_build as docker_build
 
+from mlcc import iam_policies
 from mlcc.engines import Engine
 
 PLATFORM = docker_build.Platform.LINUX_AMD64
@@ -33,6 +34,8 @@ class ServeImageArgs:
     images_dir: Path
     repository_name: str
     tags: Mapping[str, str]
+    # Roles of nodes outside this stack (an existing cluster's instance groups) allowed to pull.
+    pull_role_arns: pulumi.Input[Sequence[str]] | None = None
 
 
 def context_files(images_dir: Path, engine: Engine) -> list[Path]:
@@ -89,6 +92,15 @@ class ServeImage(pulumi.ComponentResource):
             policy=json.dumps(_keep_recent_images(KEEP_IMAGES)),
             opts=child,
         )
+        if args.pull_role_arns is not None:
+            aws.ecr.RepositoryPolicy(
+                f"{name}-pull",
+                repository=repository.name,
+                policy=pulumi.Output.from_input(args.pull_role_arns).apply(
+                    lambda roles: json.dumps(iam_policies.ecr_repository_pull(list(roles)))
+                ),
+                opts=child,
+            )
         build_args = {"ENGINE_VERSION": args.engine_version}
         tag = content_tag(args.images_dir, args.engine, build_args)
         token = aws.ecr.get_authorization_token_output(

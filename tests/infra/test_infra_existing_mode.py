@@ -11,6 +11,7 @@ from mlcc import offline
 
 EXISTING_TYPES = [
     "aws:ecr/lifecyclePolicy:LifecyclePolicy",
+    "aws:ecr/repositoryPolicy:RepositoryPolicy",
     "aws:ecr/repository:Repository",
     "docker-build:index:Image",
     "hp:index:InferenceEndpoint",
@@ -90,3 +91,20 @@ def test_changing_only_speculative_keys_changes_only_the_endpoint_spec(stack: st
     assert cr_before["metadata"] == cr_after["metadata"]
     assert cr_before["spec"]["worker"]["image"] == cr_after["spec"]["worker"]["image"]
     assert cr_before["spec"] != cr_after["spec"]
+
+
+def test_the_existing_nodes_may_pull_the_built_image(run: offline.OfflineRun) -> None:
+    policy = json.loads(run.one("aws:ecr/repositoryPolicy:RepositoryPolicy").inputs["policy"])
+    assert policy["Statement"][1]["Principal"] == {
+        "AWS": [f"arn:aws:iam::{offline.ACCOUNT_ID}:role/existing-hyperpod-nodes"]
+    }
+
+
+def test_an_instance_type_the_existing_cluster_lacks_is_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    run_main({"instanceType": "ml.p5.48xlarge"}, stack="existing")
+    assert any(
+        "hp:instanceType: ml.p5.48xlarge is not the type of any instance group" in m
+        for m in caplog.messages
+    )

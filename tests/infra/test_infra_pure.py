@@ -13,7 +13,7 @@ from mlcc import iam_policies
 from mlcc.components import hyperpod, operator
 from mlcc.components.images import content_tag, context_files
 from mlcc.engines import Engine
-from mlcc.existing_cluster import describe_eks_cluster_arn, kubeconfig
+from mlcc.existing_cluster import Described, describe, kubeconfig
 
 REPO = Path(__file__).resolve().parents[2]
 PROVIDER = "arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/ABC"
@@ -134,7 +134,7 @@ def test_kubeconfig_uses_aws_eks_get_token_and_holds_no_credentials() -> None:
     }
 
 
-def test_describe_eks_cluster_arn_reads_the_orchestrator() -> None:
+def test_describe_reads_the_orchestrator_and_the_instance_groups() -> None:
     import boto3
     from botocore.stub import Stubber
 
@@ -142,18 +142,41 @@ def test_describe_eks_cluster_arn_reads_the_orchestrator() -> None:
         "sagemaker", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="y"
     )
     eks_arn = "arn:aws:eks:us-east-1:123456789012:cluster/ml"
+    role = "arn:aws:iam::123456789012:role/hp-nodes"
+    group = {
+        "InstanceGroupName": "g5",
+        "InstanceType": "ml.g5.12xlarge",
+        "CurrentCount": 1,
+        "TargetCount": 1,
+        "ExecutionRole": role,
+        "LifeCycleConfig": {"SourceS3Uri": "s3://b/", "OnCreate": "on_create.sh"},
+    }
     with Stubber(client) as stub:
         stub.add_response(
             "describe_cluster",
             {
                 "ClusterArn": "arn:aws:sagemaker:us-east-1:123456789012:cluster/abc123",
                 "ClusterStatus": "InService",
-                "InstanceGroups": [],
+                "InstanceGroups": [group, {**group, "InstanceGroupName": "g5b"}],
                 "Orchestrator": {"Eks": {"ClusterArn": eks_arn}},
             },
             {"ClusterName": "my-hyperpod"},
         )
-        assert describe_eks_cluster_arn("my-hyperpod", client) == eks_arn
+        assert describe("my-hyperpod", client) == Described(eks_arn, [role], ["ml.g5.12xlarge"])
+
+
+def test_repository_policy_lets_the_nodes_pull_and_denies_plain_http() -> None:
+    role = "arn:aws:iam::123456789012:role/hp-nodes"
+    statements = iam_policies.ecr_repository_pull([role, role])["Statement"]
+    assert isinstance(statements, list)
+    assert statements[0]["Effect"] == "Deny"
+    assert statements[1]["Principal"] == {"AWS": [role]}
+    assert statements[1]["Action"] == [
+        "ecr:BatchCheckLayerAvailability",
+        "ecr:BatchGetImage",
+        "ecr:GetDownloadUrlForLayer",
+    ]
+    assert len(iam_policies.ecr_repository_pull([])["Statement"]) == 1  # type: ignore[arg-type]
 
 
 def test_addon_configuration_has_the_documented_shape() -> None:
@@ -218,7 +241,7 @@ def test_a_cluster_name_that_cannot_be_looked_up_is_one_clear_error(
     with Stubber(client) as stub:
         stub.add_client_error("describe_cluster", "ResourceNotFound", "Cluster not found")
         with pytest.raises(pulumi.RunError, match=r"^hp:clusterName: cannot look up"):
-            existing_cluster.eks_cluster_arn("missing")
+            existing_cluster.lookup("missing")
 
 
 @pytest.mark.parametrize(
