@@ -124,8 +124,11 @@ class EksCluster(pulumi.ComponentResource):
             tags=dict(args.tags),
             opts=child,
         )
-        # Resolves only once the control plane is up, so dependants wait for it.
-        self.cluster_name = cluster.kubeconfig_json.apply(lambda _: args.cluster_name)
+        # Resolves only once the control plane is up, so dependants wait for it. The kubeconfig
+        # is a secret output; the name derived from it is not.
+        self.cluster_name = pulumi.Output.unsecret(
+            cluster.kubeconfig_json.apply(lambda _: args.cluster_name)
+        )
         identity = aws.get_caller_identity_output(opts=invoke)
         region = aws.get_region_output(opts=invoke).region
         self.cluster_arn = pulumi.Output.all(
