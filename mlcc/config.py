@@ -144,7 +144,6 @@ _RESERVED_FLAGS = {
     "tp-size",
     "tp",
     "served-model-name",
-    "download-dir",
 }
 
 
