@@ -15,6 +15,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from mlcc import existing_cluster, iam_policies
+from mlcc.components.cluster_access import ExistingClusterAccess, ExistingClusterAccessArgs
 from mlcc.components.eks import EksCluster, EksClusterArgs
 from mlcc.components.hyperpod import HyperPodCluster, HyperPodClusterArgs
 from mlcc.components.images import ServeImage, ServeImageArgs
@@ -57,8 +58,8 @@ def _existing(config: StackConfig, cluster: ExistingCluster) -> Platform:
         lambda types: existing_cluster.warn_if_type_missing(config.instance_type, types)
     )
     image = build_image(config, pull_role_arns=existing.execution_role_arns)
-    provider = existing_cluster.provider("existing-cluster", existing)
-    return Platform(image, provider, outputs={"image": image.ref})
+    access = ExistingClusterAccess("existing-cluster", ExistingClusterAccessArgs(existing))
+    return Platform(image, access.provider, outputs={"image": image.ref})
 
 
 def build_image(

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 import pulumi_aws as aws
 import pulumi_aws_native as aws_native
-import pulumi_kubernetes as k8s
 
 if TYPE_CHECKING:
     from mypy_boto3_sagemaker import SageMakerClient
@@ -155,21 +154,12 @@ def _orchestrator_eks_arn(orchestrator: Any) -> str:
     return str(arn)
 
 
-def warn_if_type_missing(instance_type: str, instance_types: list[str]) -> None:
-    if instance_types and instance_type not in instance_types:
-        pulumi.log.warn(
-            f"hp:instanceType: {instance_type} is not the type of any instance group of the "
-            f"existing cluster ({', '.join(instance_types)}); the endpoint's pods would stay "
-            "Pending"
-        )
-
-
-def provider(name: str, existing: ExistingHyperPod) -> k8s.Provider:
-    """A Kubernetes provider for the EKS cluster of an existing HyperPod cluster."""
+def kubeconfig_json(existing: ExistingHyperPod) -> pulumi.Output[str]:
+    """A kubeconfig (aws eks get-token auth) for the EKS cluster of an existing HyperPod cluster."""
     arn = existing.eks_cluster_arn
     eks_name = arn.apply(arn_resource_name)
     found = aws.eks.get_cluster_output(name=eks_name, region=arn.apply(arn_region))
-    config = pulumi.Output.all(
+    return pulumi.Output.all(
         eks_name, found.endpoint, found.certificate_authorities, arn.apply(arn_region)
     ).apply(
         lambda v: json.dumps(
@@ -181,4 +171,12 @@ def provider(name: str, existing: ExistingHyperPod) -> k8s.Provider:
             )
         )
     )
-    return k8s.Provider(name, kubeconfig=config, enable_server_side_apply=True)
+
+
+def warn_if_type_missing(instance_type: str, instance_types: list[str]) -> None:
+    if instance_types and instance_type not in instance_types:
+        pulumi.log.warn(
+            f"hp:instanceType: {instance_type} is not the type of any instance group of the "
+            f"existing cluster ({', '.join(instance_types)}); the endpoint's pods would stay "
+            "Pending"
+        )

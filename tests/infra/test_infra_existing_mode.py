@@ -14,6 +14,7 @@ EXISTING_TYPES = [
     "aws:ecr/repositoryPolicy:RepositoryPolicy",
     "aws:ecr/repository:Repository",
     "docker-build:index:Image",
+    "hp:index:ExistingClusterAccess",
     "hp:index:InferenceEndpoint",
     "hp:index:ServeImage",
     CR_TYPE,
@@ -66,6 +67,7 @@ def test_existing_mode_with_a_prebuilt_image_creates_only_provider_and_endpoint(
     run = run_main({"image": IMAGE}, stack="existing")
     assert sorted(r.type for r in run.registrations) == sorted(
         [
+            "hp:index:ExistingClusterAccess",
             "hp:index:InferenceEndpoint",
             CR_TYPE,
             "kubernetes:core/v1:Namespace",
