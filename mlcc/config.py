@@ -262,7 +262,7 @@ def parse(
         namespace=_namespace(reader),
         endpoint_name=_endpoint_name(reader, stack),
         hf_token=_hf_token(reader, secret_keys),
-        engine_args=_engine_args(reader),
+        engine_args=_engine_args(reader, engine),
         image=_image(reader),
         optimize=_optimize(reader),
         speculative=_speculative(reader, engine, engine_release),
@@ -383,11 +383,11 @@ def _hf_token(reader: _Reader, secret_keys: Collection[str]) -> Secret | None:
     return Secret(token)
 
 
-def _engine_args(reader: _Reader) -> tuple[tuple[str, str], ...]:
+def _engine_args(reader: _Reader, engine: Engine) -> tuple[tuple[str, str], ...]:
     args: list[tuple[str, str]] = []
     for raw_name, value in reader.mapping("engineArgs").items():
         flag = raw_name.strip().lstrip("-").replace("_", "-").lower()
-        problem = _engine_arg_problem(flag, value)
+        problem = _engine_arg_problem(flag, value, engine)
         if problem:
             reader.fail(f"engineArgs.{raw_name}", problem)
             continue
@@ -395,13 +395,36 @@ def _engine_args(reader: _Reader) -> tuple[tuple[str, str], ...]:
     return tuple(sorted(args))
 
 
-def _engine_arg_problem(flag: str, value: object) -> str | None:
+# Common flags under the other engine's name: forwarding them would stop the engine at start-up
+# with "unrecognized arguments", so they are refused with the right name.
+_OTHER_ENGINE_FLAGS: dict[Engine, dict[str, str]] = {
+    Engine.SGLANG: {
+        "max-model-len": "context-length",
+        "gpu-memory-utilization": "mem-fraction-static",
+        "max-num-seqs": "max-running-requests",
+        "enforce-eager": "disable-cuda-graph",
+    },
+    Engine.VLLM: {
+        "context-length": "max-model-len",
+        "mem-fraction-static": "gpu-memory-utilization",
+        "max-running-requests": "max-num-seqs",
+        "disable-cuda-graph": "enforce-eager",
+    },
+}
+
+
+def _engine_arg_problem(flag: str, value: object, engine: Engine) -> str | None:
     if not _FLAG_NAME.match(flag):
         return "is not a flag name (letters, digits and '-')"
     if flag.startswith("speculative") or flag in {"spec-method", "spec-model", "spec-tokens"}:
         return "speculative settings go in the hp:speculative* keys, not in hp:engineArgs"
     if flag in _RESERVED_FLAGS:
         return "is set by the program from the other hp:* keys; remove it from hp:engineArgs"
+    if flag in _OTHER_ENGINE_FLAGS[engine]:
+        return (
+            f"is not a {engine.value} flag; {engine.value} calls it "
+            f"{_OTHER_ENGINE_FLAGS[engine][flag]}"
+        )
     if value is None or isinstance(value, list):
         return "needs a string, number, boolean or map value"
     return None

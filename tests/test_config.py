@@ -127,6 +127,11 @@ def test_every_error_is_reported_at_once() -> None:
         ({"engineArgs": '{"speculative-config": "{}"}'}, "hp:engineArgs.speculative-config"),
         ({"engineArgs": '{"port": 9000}'}, "hp:engineArgs.port"),
         ({"engineArgs": "[1, 2]"}, "hp:engineArgs"),
+        (
+            {"engine": "sglang", "engineArgs": '{"max-model-len": 8192}'},
+            "hp:engineArgs.max-model-len",
+        ),
+        ({"engineArgs": '{"context_length": 8192}'}, "hp:engineArgs.context_length"),
         ({"speculativeAlgoritm": "eagle3"}, "hp:speculativeAlgoritm"),
         ({"image": "not an image"}, "hp:image"),
         ({"gpuCount": "0"}, "hp:gpuCount"),
@@ -239,3 +244,11 @@ def test_parse_either_succeeds_or_names_keys(
         return
     spec = parsed.config.speculative
     assert (spec is None) == (algorithm == "")
+
+
+def test_a_flag_of_the_other_engine_names_the_right_one() -> None:
+    with pytest.raises(ConfigError) as raised:
+        parse_with(engine="sglang", engineArgs='{"max-model-len": 8192}')
+    assert str(raised.value) == (
+        "hp:engineArgs.max-model-len: is not a sglang flag; sglang calls it context-length"
+    )

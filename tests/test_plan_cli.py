@@ -84,7 +84,7 @@ ENGINE_SETTINGS = {
         "SM_SGLANG_MODEL_PATH": "meta-llama/Llama-3.1-8B-Instruct",
         "SM_SGLANG_SERVED_MODEL_NAME": "meta-llama/Llama-3.1-8B-Instruct",
         "SM_SGLANG_TP_SIZE": "4",
-        "SM_SGLANG_MAX_MODEL_LEN": "8192",
+        "SM_SGLANG_CONTEXT_LENGTH": "8192",
     },
 }
 
@@ -113,10 +113,12 @@ def test_every_algorithm_and_engine_renders_a_valid_cr_with_the_contract_env(
         if algorithm in {"draft-model", "eagle", "eagle2", "eagle3"}
         else "speculativeModel="
     )
+    context_flag = "context-length" if engine == "sglang" else "max-model-len"
     assert (
         plan(
             tmp_path,
             f"engine={engine}",
+            f'engineArgs={{"{context_flag}": 8192}}',
             f"speculativeAlgorithm={algorithm}",
             draft,
             monkeypatch=monkeypatch,

@@ -326,7 +326,14 @@ def test_images(run: offline.OfflineRun) -> None:
 
 
 def test_only_the_selected_engine_is_built() -> None:
-    sglang = run_main({"engine": "sglang", "speculativeAlgorithm": None, "speculativeModel": None})
+    sglang = run_main(
+        {
+            "engine": "sglang",
+            "engineArgs": None,
+            "speculativeAlgorithm": None,
+            "speculativeModel": None,
+        }
+    )
     image = sglang.one("docker-build:index:Image").inputs
     assert image["dockerfile"]["location"].endswith("images/sglang/Dockerfile")
     assert sglang.one("aws:ecr/repository:Repository").inputs["name"] == "hp-dev/sglang"
