@@ -496,6 +496,7 @@ def _speculative(
     checked = speculative.check(spec, engine, engine_release)
     reader.errors.extend(checked.errors)
     reader.warnings.extend(checked.warnings)
+    reader.warnings.extend(speculative.model_warnings(spec, reader.string("model")))
     return spec
 
 

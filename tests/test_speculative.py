@@ -15,6 +15,7 @@ from mlcc.speculative import (
     accepts,
     check,
     draft_model_problem,
+    model_warnings,
     sglang_env,
     speculative_env,
     summary_lines,
@@ -229,3 +230,34 @@ def test_draft_tokens_for_a_non_eagle_algorithm_are_ignored_with_a_warning() -> 
         ]
         == "6"
     )
+
+
+LLAMA = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+@pytest.mark.parametrize(
+    ("spec", "key"),
+    [
+        (SpeculativeSpec("eagle", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"), "hp:speculativeModel"),
+        (SpeculativeSpec("eagle2", "org/model-speculator.eagle3"), "hp:speculativeModel"),
+        (SpeculativeSpec("eagle3", "yuhuili/EAGLE-LLaMA3.1-Instruct-8B"), "hp:speculativeModel"),
+        (SpeculativeSpec("draft-model", "lmsys/sglang-EAGLE3-LLaMA3.1"), "hp:speculativeModel"),
+        (SpeculativeSpec("mtp", None, 1), "hp:speculativeAlgorithm"),
+    ],
+)
+def test_names_that_suggest_a_format_mismatch_warn(spec: SpeculativeSpec, key: str) -> None:
+    assert [w.key for w in model_warnings(spec, LLAMA)] == [key]
+
+
+@pytest.mark.parametrize(
+    ("spec", "target"),
+    [
+        (SpeculativeSpec("eagle3", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"), LLAMA),
+        (SpeculativeSpec("eagle", "yuhuili/EAGLE-LLaMA3.1-Instruct-8B"), LLAMA),
+        (SpeculativeSpec("draft-model", "meta-llama/Llama-3.2-1B-Instruct"), LLAMA),
+        (SpeculativeSpec("mtp", None, 1), "deepseek-ai/DeepSeek-V3"),
+        (SpeculativeSpec("mtp", None, 1), "zai-org/GLM-4.5-Air"),
+    ],
+)
+def test_matching_names_do_not_warn(spec: SpeculativeSpec, target: str) -> None:
+    assert model_warnings(spec, target) == []
