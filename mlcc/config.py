@@ -490,9 +490,9 @@ def _speculative(
     if draft and not speculative.ALGORITHMS[algorithm].needs_draft:
         reader.warn("speculativeModel", f"ignored: {algorithm} takes no draft model")
         draft = None
-    spec = SpeculativeSpec(algorithm, draft, num_tokens or 0, topk, draft_tokens)
     if num_tokens is None:  # already reported as not a number
-        spec = SpeculativeSpec(algorithm, draft, speculative.DEFAULT_NUM_TOKENS, topk, draft_tokens)
+        num_tokens = speculative.DEFAULT_NUM_TOKENS
+    spec = SpeculativeSpec(algorithm, draft, num_tokens, topk, draft_tokens)
     checked = speculative.check(spec, engine, engine_release)
     reader.errors.extend(checked.errors)
     reader.warnings.extend(checked.warnings)

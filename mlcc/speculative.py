@@ -357,20 +357,3 @@ def speculative_env(
         if accepts(release, spec.algorithm):
             env.update(to_env(spec))
     return env
-
-
-def summary_lines(spec: SpeculativeSpec | None) -> list[str]:
-    """Human-readable lines: what each engine will receive."""
-    if spec is None:
-        return ["speculative decoding: off (hp:speculativeAlgorithm is not set)"]
-    env = speculative_env(spec)
-    sglang_flags = " ".join(
-        f"--{name.removeprefix('SM_SGLANG_').lower().replace('_', '-')} {value}"
-        for name, value in env.items()
-        if name.startswith("SM_SGLANG_")
-    )
-    return [
-        f"speculative decoding: {spec.algorithm} ({spec.definition.summary})",
-        f"  vLLM   --speculative-config {env.get('SM_VLLM_SPECULATIVE_CONFIG', '(not accepted)')}",
-        f"  SGLang {sglang_flags or '(not accepted)'}",
-    ]

@@ -18,7 +18,6 @@ from mlcc.speculative import (
     model_warnings,
     sglang_env,
     speculative_env,
-    summary_lines,
     vllm_env,
 )
 
@@ -101,7 +100,6 @@ def test_tree_draft_tokens_are_user_set_or_bounded_by_the_tree() -> None:
 
 def test_speculation_off_is_an_empty_env() -> None:
     assert speculative_env(None) == {}
-    assert summary_lines(None)[0].endswith("off (hp:speculativeAlgorithm is not set)")
 
 
 def test_an_engine_that_rejects_the_algorithm_gets_no_set() -> None:
