@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from mlcc.config import StackConfig
+from mlcc.endpoint_config import EndpointConfig
 from mlcc.engines import ENV_PREFIXES, HEALTH_CHECK_PATHS, Engine, EngineRelease
 from mlcc.speculative import SpeculativeSpec, speculative_env
 
@@ -44,18 +45,18 @@ class Workload:
     engine_releases: Mapping[Engine, EngineRelease] | None = None
 
 
-def from_config(config: StackConfig) -> Workload:
+def from_endpoint(config: StackConfig, endpoint: EndpointConfig) -> Workload:
     return Workload(
-        endpoint_name=config.endpoint_name,
+        endpoint_name=endpoint.name,
         namespace=config.namespace,
-        model_id=config.model,
-        instance_type=config.instance_type,
-        gpu_count=config.gpu_count,
-        replicas=config.replicas,
-        engine=config.engine,
-        engine_args=config.engine_args,
-        hf_token_secret=f"{config.endpoint_name}-hf-token" if config.hf_token else None,
-        engine_releases={config.engine: config.engine_release},
+        model_id=endpoint.model,
+        instance_type=endpoint.instance_type,
+        gpu_count=endpoint.gpu_count,
+        replicas=endpoint.replicas,
+        engine=endpoint.engine,
+        engine_args=endpoint.engine_args,
+        hf_token_secret=config.hf_token_secret_name if config.hf_token else None,
+        engine_releases={endpoint.engine: endpoint.engine_release},
     )
 
 

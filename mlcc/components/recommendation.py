@@ -14,7 +14,7 @@ from typing import Any
 import pulumi
 
 from mlcc import recommendation as rec
-from mlcc.config import StackConfig
+from mlcc.engines import Engine, EngineRelease
 from mlcc.providers.recommendation import (
     SpeculativeRecommendation,
     SpeculativeRecommendationArgs,
@@ -36,44 +36,45 @@ def job_name_prefix(stack: str) -> str:
     return f"hp-{stack}-speculative"
 
 
-def speculative_settings(config: StackConfig) -> SpeculativeWiring:
-    optimize = config.optimize
-    if optimize is None:
-        source = (
-            rec.SpeculativeSource.EXPLICIT if config.speculative else rec.SpeculativeSource.NONE
-        )
-        return SpeculativeWiring(
-            pulumi.Output.from_input(config.speculative),
-            pulumi.Output.from_input(source.value),
-            None,
-        )
-    resource = SpeculativeRecommendation(
+def recommendation_job(
+    stack: str, optimize: rec.OptimizeSettings | None, engine: Engine, needed: bool
+) -> SpeculativeRecommendation | None:
+    if optimize is None or not needed:
+        return None
+    return SpeculativeRecommendation(
         RESOURCE_NAME,
-        SpeculativeRecommendationArgs.from_settings(
-            optimize, config.engine.value, job_name_prefix(config.stack)
-        ),
+        SpeculativeRecommendationArgs.from_settings(optimize, engine.value, job_name_prefix(stack)),
     )
-    if config.speculative is not None:  # explicit keys win; no need to wait for the job
+
+
+def speculative_for_endpoint(
+    job: SpeculativeRecommendation | None,
+    explicit: SpeculativeSpec | None,
+    engine: Engine,
+    release: EngineRelease,
+) -> SpeculativeWiring:
+    if job is None or explicit is not None:
+        source = rec.SpeculativeSource.EXPLICIT if explicit else rec.SpeculativeSource.NONE
         return SpeculativeWiring(
-            pulumi.Output.from_input(config.speculative),
-            pulumi.Output.from_input(rec.SpeculativeSource.EXPLICIT.value),
-            resource,
+            pulumi.Output.from_input(explicit), pulumi.Output.from_input(source.value), None
         )
     outputs = pulumi.Output.all(
-        usable=resource.usable,
-        algorithm=resource.algorithm,
-        draft_model=resource.draft_model,
-        num_tokens=resource.num_tokens,
-        reason=resource.reason,
+        usable=job.usable,
+        algorithm=job.algorithm,
+        draft_model=job.draft_model,
+        num_tokens=job.num_tokens,
+        reason=job.reason,
     )
-    choice = outputs.apply(lambda values: _choose(config, values))
+    choice = outputs.apply(lambda values: _choose(engine, release, values))
     return SpeculativeWiring(
-        choice.apply(lambda c: c.spec), choice.apply(lambda c: c.source.value), resource
+        choice.apply(lambda c: c.spec), choice.apply(lambda c: c.source.value), job
     )
 
 
-def _choose(config: StackConfig, values: dict[str, Any]) -> rec.SpeculativeChoice:
-    choice = rec.choose_speculative(None, values, config.engine, config.engine_release)
+def _choose(
+    engine: Engine, release: EngineRelease, values: dict[str, Any]
+) -> rec.SpeculativeChoice:
+    choice = rec.choose_speculative(None, values, engine, release)
     if choice.message:
         pulumi.log.warn(f"hp:optimize: {choice.message}")
     return choice
