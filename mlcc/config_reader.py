@@ -93,17 +93,30 @@ class Reader:
         return Reader(self.values, self.problems, entry=entry, entry_path=entry_path)
 
     def key(self, path: str) -> str:
-        """`hp:<path>`, or `hp:endpoints[i].<path>` when the value comes from the entry."""
-        name = re.split(r"[.\[]", path, maxsplit=1)[0]
-        if self.entry_path and name in self.entry:
+        """`hp:<path>`, or `hp:endpoints[i].<path>` for an entry reader."""
+        if self.entry_path:
             return f"{PROJECT}:{self.entry_path}.{path}"
         return f"{PROJECT}:{path}"
 
     def fail(self, path: str, message: str) -> None:
-        self.problems.errors.append(Problem(self.key(path), message))
+        self.problems.errors.append(Problem(self.key(path), self._origin(path, message)))
 
     def warn(self, path: str, message: str) -> None:
-        self.problems.warnings.append(Problem(self.key(path), message))
+        self.problems.warnings.append(Problem(self.key(path), self._origin(path, message)))
+
+    def _origin(self, path: str, message: str) -> str:
+        """An entry's problem with a value it inherits says where that value is set."""
+        name = re.split(r"[.\[]", path, maxsplit=1)[0]
+        inherited = name in KEYS_BY_NAME and name not in self.entry and name in self.values_keys
+        return (
+            f"{message} (inherited from {PROJECT}:{name})"
+            if self.entry_path and inherited
+            else message
+        )
+
+    @property
+    def values_keys(self) -> set[str]:
+        return {k.removeprefix(f"{PROJECT}:") for k in self.values}
 
     def present(self, name: str) -> bool:
         """True when the entry or the stack gives the key a value (even an empty one)."""
