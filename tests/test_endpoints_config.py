@@ -98,7 +98,10 @@ def test_default_instance_groups_cover_every_instance_type() -> None:
 @pytest.mark.parametrize(
     ("entries", "line"),
     [
-        ([{"name": "a", "speculativeAlgorithm": "eagle3"}], "hp:endpoints[0].speculativeAlgorithm"),
+        (
+            [{"name": "a", "speculativeAlgorithm": "medusa"}],
+            "hp:endpoints[0].speculativeAlgorithm: unknown algorithm 'medusa'",
+        ),
         (
             [{"name": "a"}, {"name": "b", "speculativeAlgorithm": "eagle3"}],
             "hp:endpoints[1].speculativeModel: eagle3 needs a draft model",
