@@ -78,12 +78,12 @@ def string_problem(service: str, shape: str, value: str, what: str) -> str | Non
     return None
 
 
-def tag_problems(tags: dict[str, object]) -> list[tuple[str, str]]:
-    """(tag key, message) for each tag AWS would refuse, plus the count limit (key '')."""
-    problems: list[tuple[str, str]] = []
+def tag_problems(tags: dict[str, object]) -> list[tuple[str | None, str]]:
+    """(tag key, message) for each tag AWS would refuse, plus the count limit (key None)."""
+    problems: list[tuple[str | None, str]] = []
     limit = int(_shape_metadata("sagemaker", "TagList")["max"]) - OWN_TAGS
     if len(tags) > limit:
-        problems.append(("", f"has {len(tags)} tags; AWS allows {limit} besides the program's"))
+        problems.append((None, f"has {len(tags)} tags; AWS allows {limit} besides the program's"))
     for key, value in tags.items():
         problem = _tag_problem(str(key), value)
         if problem:

@@ -152,7 +152,7 @@ def _tags(reader: Reader, stack: str) -> tuple[tuple[str, str], ...]:
     tags = {"project": "hp", "stack": stack, "managed-by": "pulumi"}
     raw = reader.mapping("tags", "tag names to string values")
     for key, problem in aws_rules.tag_problems(raw):
-        reader.fail(f"tags.{key}" if key else "tags", problem)
+        reader.fail("tags" if key is None else f"tags.{key}", problem)
     for key, value in raw.items():
         if isinstance(value, str | int | float):
             tags[str(key)] = "true" if value is True else "false" if value is False else str(value)
@@ -218,11 +218,11 @@ def _dependencies_chart(reader: Reader) -> str | None:
         return None
     chart = Path(path).expanduser()
     if not chart.is_dir():
-        reader.fail("hyperpodDependenciesChart", f"{path} is not a folder")
+        reader.fail("hyperpodDependenciesChart", f"{path!r} is not a folder")
     elif not (chart / "Chart.yaml").is_file():
         reader.fail(
             "hyperpodDependenciesChart",
-            f"{path} has no Chart.yaml; point it at "
+            f"{path!r} has no Chart.yaml; point it at "
             "sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart",
         )
     return path
