@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from mlcc import config
 from mlcc.config import ConfigError, parse
-from mlcc.schema import pulumi_yaml
+from mlcc.schema import KEYS, pulumi_yaml
 from mlcc.engines import PINNED_VERSIONS, Engine
 from mlcc.speculative import ALGORITHMS
 
@@ -248,3 +248,9 @@ def test_a_flag_of_the_other_engine_names_the_right_one() -> None:
     assert str(raised.value) == (
         "hp:engineArgs.max-model-len: is not a sglang flag; sglang calls it context-length"
     )
+
+
+def test_readme_documents_every_key() -> None:
+    readme = (REPO / "README.md").read_text()
+    missing = [key.qualified for key in KEYS if f"`{key.qualified}`" not in readme]
+    assert missing == [], "add these keys to the README's configuration reference"
