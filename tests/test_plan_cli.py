@@ -34,7 +34,8 @@ def cr_manifest(out: Path) -> dict[str, Any]:
 def test_the_written_manifest_is_a_valid_cr_with_the_contract_env(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """One full run of every algorithm x engine in test_endpoint_component, through the files."""
+    """The algorithm x engine matrix runs through InferenceEndpoint (test_endpoint_component);
+    this is one case of it through the whole program and the written manifest file."""
     sets = ["engine=sglang", 'engineArgs={"context-length": 8192}', "speculativeAlgorithm=eagle2"]
     assert plan(tmp_path, *sets, f"speculativeModel={DRAFT}", monkeypatch=monkeypatch) == 0
     manifest = cr_manifest(tmp_path)
