@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 
 import pulumi
-from program_runs import CR_TYPE, IMAGE, run_main
+import pytest
+from crd_schema import assert_valid_manifest
+from env_contract import DRAFT, ENGINE_SETTINGS, SPECULATIVE_ENV
+from program_runs import CR_TYPE, IMAGE, run_endpoint, run_main
 
 from mlcc import offline
 from mlcc.components.endpoint import InferenceEndpoint, InferenceEndpointArgs
 from mlcc.config import Secret
 from mlcc.engines import Engine
-from mlcc.speculative import SpeculativeSpec
+from mlcc.speculative import ALGORITHMS, SpeculativeSpec
 from mlcc.workload import Workload
 
 TOKEN = "hf_thisIsTheSecretToken"
@@ -148,6 +151,30 @@ def test_speculative_settings_may_arrive_as_an_output() -> None:
     run = build(speculative=pulumi.Output.from_input(SpeculativeSpec("ngram", None, 4)))
     env = run.one(CR_TYPE).inputs["spec"]["worker"]["environmentVariables"]
     assert {"name": "SM_SGLANG_SPECULATIVE_ALGORITHM", "value": "NGRAM"} in env
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+@pytest.mark.parametrize("algorithm", sorted(SPECULATIVE_ENV))
+def test_every_algorithm_and_engine_renders_a_valid_cr_with_the_contract_env(
+    algorithm: str, engine: str
+) -> None:
+    context_flag = "context-length" if engine == "sglang" else "max-model-len"
+    run = run_endpoint(
+        {
+            "engine": engine,
+            "engineArgs": json.dumps({context_flag: 8192}),
+            "speculativeAlgorithm": algorithm,
+            "speculativeModel": DRAFT if ALGORITHMS[algorithm].needs_draft else None,
+        }
+    )
+    manifest = run.one(CR_TYPE).inputs
+    assert_valid_manifest(manifest, "inferenceendpointconfigs.yaml")
+    env = {e["name"]: e["value"] for e in manifest["spec"]["worker"]["environmentVariables"]}
+    assert env == {
+        "HP_SPECULATIVE_ALGORITHM": algorithm,
+        **SPECULATIVE_ENV[algorithm],
+        **ENGINE_SETTINGS[engine],
+    }
 
 
 def test_changing_only_speculative_keys_changes_only_the_cr_spec() -> None:
