@@ -13,7 +13,6 @@ from pathlib import Path
 
 from mlcc import config, offline, stackfiles, workload
 from mlcc.components.endpoint import InferenceEndpoint, InferenceEndpointArgs
-from mlcc.components.recommendation import speculative_settings
 
 REPO = Path(__file__).resolve().parent.parent
 IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/hp-vllm@sha256:" + "a" * 64
@@ -58,15 +57,15 @@ def run_main(
 def endpoint_program() -> None:
     """__main__.py without the platform: the image is hp:image or IMAGE, no cluster provider."""
     stack_config = config.from_pulumi().config
-    InferenceEndpoint(
-        "endpoint",
-        InferenceEndpointArgs(
-            workload=workload.from_config(stack_config),
-            image=stack_config.image or IMAGE,
-            speculative=speculative_settings(stack_config).spec,
-            hf_token=stack_config.hf_token,
-        ),
-    )
+    for endpoint in stack_config.endpoints:
+        InferenceEndpoint(
+            endpoint.resource_name,
+            InferenceEndpointArgs(
+                workload=workload.from_endpoint(stack_config, endpoint),
+                image=stack_config.image or IMAGE,
+                speculative=endpoint.speculative,
+            ),
+        )
 
 
 def run_endpoint(

@@ -36,7 +36,7 @@ def test_the_written_manifest_is_a_valid_cr_with_the_contract_env(
 ) -> None:
     """The algorithm x engine matrix runs through InferenceEndpoint (test_endpoint_component);
     this is one case of it through the whole program and the written manifest file."""
-    sets = ["engine=sglang", 'engineArgs={"context-length": 8192}', "speculativeAlgorithm=eagle2"]
+    sets = ["engine=sglang", "speculativeAlgorithm=eagle2"]  # hp:maxModelLen follows the engine
     assert plan(tmp_path, *sets, f"speculativeModel={DRAFT}", monkeypatch=monkeypatch) == 0
     manifest = cr_manifest(tmp_path)
     assert_valid_manifest(manifest, "inferenceendpointconfigs.yaml")
@@ -135,7 +135,7 @@ def test_plan_json_and_secrets_redacted(tmp_path: Path, monkeypatch: pytest.Monk
     document = json.loads((out / "plan.json").read_text())
     secret = next(r for r in document["resources"] if r["type"] == "kubernetes:core/v1:Secret")
     assert secret["inputs"]["stringData"] == "[secret]"
-    assert secret["parent"] == "hp:index:InferenceEndpoint::endpoint"
+    assert secret["parent"] == "hp:index:EndpointNamespace::namespace"
     rendered = "".join(p.read_text() for p in (out / "manifests").glob("*.yaml"))
     assert "ciphertext" not in rendered and "ciphertext" not in json.dumps(document)
     assert "[secret]" in rendered
