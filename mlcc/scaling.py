@@ -1,9 +1,6 @@
-"""Autoscaling and metrics scraping of an endpoint, as data (pure, no Pulumi).
+"""`hp:autoscaling` -> the InferenceEndpointConfig's `autoScalingSpec`, and its `metrics` (pure).
 
-`parse_autoscaling` turns the decoded `hp:autoscaling` value (top level or per endpoint entry)
-into `Autoscaling` plus every problem, each naming its key path. `autoscaling_spec` and
-`metrics_spec` return the InferenceEndpointConfig's `autoScalingSpec` and `metrics`. The trigger
-choice and the engines' metric names are explained in docs/scaling.md.
+The trigger choice and the engines' metric names are explained in docs/scaling.md.
 """
 
 from __future__ import annotations
@@ -101,27 +98,14 @@ def parse_autoscaling(
     metric = _metric(raw.get("metric", ScalingMetric.INVOCATIONS.value), f"{key}.metric", issues)
     target = _target(raw.get("targetValue", _UNSET), metric, f"{key}.targetValue", issues)
     server = _server(raw.get("prometheusServer", _UNSET), metric, f"{key}.prometheusServer", issues)
-    low, high = _replica_bounds(numbers, max_capacity)
-    issues += _replica_problems((low, high), metric, key, max_capacity, "maxReplicas" in raw)
+    low, high, replica_issues = _replicas(numbers, metric, key, max_capacity)
+    issues += replica_issues
     if issues or metric is None or target is None:
         return None, issues
     changes: dict[str, Any] = {_snake_case(name): n for name, n in numbers.items()}
     changes.update(min_replicas=low, max_replicas=high)
     settings = Autoscaling(metric=metric, target_value=target, prometheus_server=server)
     return replace(settings, **changes), []
-
-
-def _replica_bounds(
-    numbers: dict[str, int | None], capacity: int | None
-) -> tuple[int | None, int | None]:
-    """Unset, the ceiling is what the instance groups hold: on HyperPod that capacity is paid for
-    whether pods use it or not."""
-    low = numbers.get("minReplicas", 1)
-    if "maxReplicas" in numbers:
-        return low, numbers["maxReplicas"]
-    if capacity is None:
-        return low, max(DEFAULT_MAX_REPLICAS, low or 1)
-    return low, max(capacity, 1)
 
 
 def _unknown_fields(raw: dict[object, object], key: str) -> list[Issue]:
@@ -143,9 +127,7 @@ def _integer(raw: dict[object, object], name: str, key: str, issues: list[Issue]
     low = max(crd_minimum, own_minimum)
     if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
         return value
-    quoted = "; write the number without quotes" if isinstance(value, str) else ""
-    message = f"must be a whole number from {low} to {high}, got {_shown(value)}{quoted}"
-    issues.append((f"{key}.{name}", message))
+    issues.append((f"{key}.{name}", f"must be a whole number from {low} to {high}, {_got(value)}"))
     return None
 
 
@@ -166,7 +148,7 @@ def _target(
     if number is not None and math.isfinite(number) and number > 0:
         return float(number)
     unit = "invocations per replica per minute, or requests waiting per replica with queueDepth"
-    issues.append((key_path, f"must be a number above 0 ({unit}), got {_shown(value)}"))
+    issues.append((key_path, f"must be a number above 0 ({unit}), {_got(value)}"))
     return None
 
 
@@ -188,30 +170,30 @@ def _server(value: object, metric: ScalingMetric | None, key_path: str, issues: 
     return ""
 
 
-def _replica_problems(
-    bounds: tuple[int | None, int | None],
-    metric: object,
-    key: str,
-    capacity: int | None,
-    max_given: bool,
-) -> list[Issue]:
-    low, high = bounds
+def _replicas(
+    numbers: dict[str, int | None], metric: object, key: str, capacity: int | None
+) -> tuple[int | None, int | None, list[Issue]]:
+    """Unset, the ceiling is what the instance groups hold: on HyperPod that capacity is paid
+    for whether pods use it or not."""
+    low = numbers.get("minReplicas", 1)
+    default_high = max(DEFAULT_MAX_REPLICAS, low or 1) if capacity is None else max(capacity, 1)
+    high = numbers.get("maxReplicas", default_high)
     found: list[Issue] = []
     if low == 0 and metric is ScalingMetric.QUEUE_DEPTH:
         why = "without pods the engine exports no queue depth, so nothing would scale it up"
         found.append((f"{key}.minReplicas", f"must be at least 1 with metric queueDepth: {why}"))
     if low is None or high is None:
-        return found
+        return low, high, found
     if capacity is not None and high > capacity:
         found.append((f"{key}.maxReplicas", _over_capacity(high, capacity)))
-    if low > high and max_given:
+    if low > high and "maxReplicas" in numbers:
         fix = "lower minReplicas or raise maxReplicas"
         found.append(
             (f"{key}.minReplicas", f"is {low}, more than {key}.maxReplicas ({high}); {fix}")
         )
-    elif low > high and capacity is not None:  # the ceiling defaulted to the capacity
+    elif low > high and capacity is not None:  # the ceiling defaults to the capacity
         found.append((f"{key}.minReplicas", _over_capacity(low, capacity)))
-    return found
+    return low, high, found
 
 
 def _over_capacity(value: int, capacity: int) -> str:
@@ -228,6 +210,11 @@ def _snake_case(name: str) -> str:
 
 def _shown(value: object) -> str:
     return json.dumps(value, default=repr)
+
+
+def _got(value: object) -> str:
+    quoted = "; write the number without quotes" if isinstance(value, str) else ""
+    return f"got {_shown(value)}{quoted}"
 
 
 # Both engines serve Prometheus text on the API port (CONTAINER_PORT in mlcc/workload.py).
@@ -294,7 +281,7 @@ def _queue_depth_trigger(
 
 def metrics_spec(engine: str) -> dict[str, object]:
     """The InferenceEndpointConfig's `metrics`: scrape the engine's own Prometheus endpoint."""
-    Engine(engine)  # both engines use the same path and port; an unknown engine is a bug
+    Engine(engine)  # the same path and port for both engines; an unknown engine is a bug
     return {
         "enabled": True,
         "metricsScrapeIntervalSeconds": METRICS_SCRAPE_INTERVAL_SECONDS,
