@@ -6,7 +6,7 @@ import pytest
 from crd_schema import assert_valid_manifest, crd_schema
 
 from mlcc import workload
-from mlcc.engines import ENV_PREFIXES, HEALTH_CHECK_PATHS, Engine
+from mlcc.engines import ENV_PREFIXES, Engine
 from mlcc.scaling import (
     CRD_INTEGER_BOUNDS,
     CRD_SERVER_ADDRESS_PATTERN,
@@ -107,7 +107,9 @@ def test_metric_names_ignore_case_separators_and_whitespace(spelling: str) -> No
 
 
 def test_integral_target_becomes_a_float() -> None:
-    assert parsed({"targetValue": 30}).target_value == 30.0
+    target = parsed({"targetValue": 30}).target_value
+    assert isinstance(target, float)
+    assert target == 30.0
 
 
 # --- refusals, each naming its key path -------------------------------------------------
@@ -312,8 +314,7 @@ def test_metrics_scrape_the_engine_on_the_api_port(engine: Engine) -> None:
         "metricsScrapeIntervalSeconds": 15,
         "modelMetrics": {"path": "/metrics", "port": workload.CONTAINER_PORT},
     }
-    assert METRICS_PORT == workload.CONTAINER_PORT
-    assert HEALTH_CHECK_PATHS[engine] != METRICS_PATH
+    assert (METRICS_PATH, METRICS_PORT) == ("/metrics", workload.CONTAINER_PORT)
 
 
 def test_only_sglang_needs_a_flag_to_export_metrics() -> None:
