@@ -157,10 +157,17 @@ def _server(value: object, metric: ScalingMetric | None, key_path: str, issues: 
     url = value.strip() if isinstance(value, str) else value
     if url is _UNSET or url == "":
         if metric is ScalingMetric.QUEUE_DEPTH:
-            issues.append((key_path, f"is required with metric queueDepth: {workspace}"))
+            issues.append(
+                (
+                    key_path,
+                    f"is required with metric queueDepth: the AMP workspace URL, {workspace}",
+                )
+            )
         return ""
     if metric is ScalingMetric.INVOCATIONS:
-        issues.append((key_path, "is only used with metric queueDepth; remove it or set that"))
+        issues.append(
+            (key_path, "is only used with metric queueDepth; remove it or set metric: queueDepth")
+        )
     elif isinstance(url, str) and _AMP_WORKSPACE.fullmatch(url):
         return url
     elif isinstance(url, str) and (prefix := _AMP_WORKSPACE_PREFIX.match(url)):
