@@ -165,9 +165,8 @@ def _server(value: object, metric: ScalingMetric | None, key_path: str, issues: 
             )
         return ""
     if metric is ScalingMetric.INVOCATIONS:
-        issues.append(
-            (key_path, "is only used with metric queueDepth; remove it or set metric: queueDepth")
-        )
+        unused = "is only used with metric queueDepth; remove it or set metric: queueDepth"
+        issues.append((key_path, unused))
     elif isinstance(url, str) and _AMP_WORKSPACE.fullmatch(url):
         return url
     elif isinstance(url, str) and (prefix := _AMP_WORKSPACE_PREFIX.match(url)):
@@ -180,9 +179,8 @@ def _server(value: object, metric: ScalingMetric | None, key_path: str, issues: 
 def _replicas(
     numbers: dict[str, int | None], metric: object, key: str, capacity: int | None
 ) -> tuple[int | None, int | None, list[Issue]]:
-    """Unset, the ceiling is what the instance groups hold: on HyperPod that capacity is paid
-    for whether pods use it or not."""
     low = numbers.get("minReplicas", 1)
+    # Unset, the ceiling is the capacity: on HyperPod it is paid for whether pods use it or not.
     default_high = max(DEFAULT_MAX_REPLICAS, low or 1) if capacity is None else max(capacity, 1)
     high = numbers.get("maxReplicas", default_high)
     found: list[Issue] = []
@@ -195,9 +193,7 @@ def _replicas(
         found.append((f"{key}.maxReplicas", _over_capacity(high, capacity)))
     if low > high and "maxReplicas" in numbers:
         fix = "lower minReplicas or raise maxReplicas"
-        found.append(
-            (f"{key}.minReplicas", f"is {low}, more than {key}.maxReplicas ({high}); {fix}")
-        )
+        found.append((f"{key}.minReplicas", f"is {low}, above {key}.maxReplicas ({high}); {fix}"))
     elif low > high and capacity is not None:  # the ceiling defaults to the capacity
         found.append((f"{key}.minReplicas", _over_capacity(low, capacity)))
     return low, high, found
@@ -253,8 +249,7 @@ def autoscaling_spec(
 
 
 def _invocations_trigger(settings: Autoscaling, endpoint_name: str) -> dict[str, object]:
-    # The operator registers a SageMaker endpoint with one variant, AllTraffic; Invocations is
-    # published per minute. Sum per minute divided by the replicas ("Average"): per replica.
+    # The registered endpoint's one variant; per-minute sum divided by the replicas ("Average").
     return {
         "name": "sagemaker-invocations",
         "namespace": "AWS/SageMaker",
