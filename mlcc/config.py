@@ -14,7 +14,7 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 
-from mlcc import aws_rules, infrastructure
+from mlcc import aws_rules, infrastructure, scaling
 from mlcc.config_reader import Reader
 from mlcc.endpoint_config import (
     EndpointConfig,
@@ -106,7 +106,8 @@ def parse(
         ),
     )
     _check_native_region(reader, region, infra)
-    endpoints = tuple(_placed(e, infra) for e in read)
+    configs = [e.config for e in read]
+    endpoints = tuple(_placed(e, infra, [c for c in configs if c is not e.config]) for e in read)
     infrastructure.warn_if_gpus_short(reader, infra, [e.config for e in read])
     config = StackConfig(
         stack=stack,
@@ -159,11 +160,28 @@ def _check_native_region(reader: Reader, region: str, infra: InfrastructureConfi
     reader.problems.errors.append(Problem(NATIVE_REGION_KEY, message))
 
 
-def _placed(read: ReadEndpoint, infra: InfrastructureConfig) -> EndpointConfig:
-    """The endpoint checked against the instance groups it must be scheduled on."""
+def _placed(
+    read: ReadEndpoint, infra: InfrastructureConfig, others: list[EndpointConfig]
+) -> EndpointConfig:
+    """The endpoint checked against the instance groups, with its autoscaling settings."""
     endpoint = read.config
     infrastructure.check_endpoint_fits(read.reader, infra, endpoint)
-    return replace(endpoint)
+    capacity = infrastructure.pods_that_fit(infra, endpoint, others)
+    settings, problems = scaling.parse_autoscaling(
+        endpoint.autoscaling_raw, "autoscaling", capacity
+    )
+    for path, message in problems:
+        read.reader.fail(path, message)
+    if settings is None:
+        return endpoint
+    if not settings.min_replicas <= endpoint.replicas <= settings.max_replicas:
+        read.reader.warn(
+            "replicas",
+            f"{endpoint.replicas} is outside autoscaling's {settings.min_replicas}-"
+            f"{settings.max_replicas}; the endpoint starts with "
+            f"{max(settings.min_replicas, 1)} and scales from there",
+        )
+    return replace(endpoint, autoscaling=settings)
 
 
 def _namespace(reader: Reader) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from mlcc import engine_contract, instances, speculative
 from mlcc.config_reader import Reader
 from mlcc.engines import Engine, EngineRelease, known_versions, release
+from mlcc.scaling import Autoscaling
 from mlcc.schema import ENDPOINT_KEYS
 from mlcc.speculative import SpeculativeSpec
 
@@ -41,6 +42,7 @@ class EndpointConfig:
     engine_args: tuple[tuple[str, str], ...]
     speculative: SpeculativeSpec | None
     autoscaling_raw: object = None  # decoded hp:autoscaling, checked once capacity is known
+    autoscaling: Autoscaling | None = None
     baseline: bool = False
     baseline_of: str | None = None  # a twin: the endpoint it mirrors without speculation
 

@@ -379,15 +379,20 @@ def _bounded(reader: Reader, key: str, value: object, low: int, high: int) -> in
     return value
 
 
-def pods_that_fit(infra: InfrastructureConfig, instance_type: str, gpu_count: int) -> int | None:
-    """How many pods of `gpu_count` GPUs the instance groups hold; None for an existing cluster."""
+def pods_that_fit(
+    infra: InfrastructureConfig, endpoint: EndpointConfig, others: Sequence[EndpointConfig]
+) -> int | None:
+    """Pods of `endpoint` the groups of its type hold beside the `others` on them; None when
+    the groups are not this stack's (an existing cluster)."""
     if not isinstance(infra.cluster, NewCluster):
         return None
-    per_node = (instances.gpu_count(instance_type) or gpu_count) // max(gpu_count, 1)
+    instance_type, gpus = endpoint.instance_type, max(endpoint.gpu_count, 1)
+    per_node = instances.gpu_count(instance_type) or gpus
     nodes = sum(
         g.instance_count for g in infra.cluster.instance_groups if g.instance_type == instance_type
     )
-    return nodes * per_node
+    used = sum(o.replicas * o.gpu_count for o in others if o.instance_type == instance_type)
+    return max(nodes * per_node - used, 0) // gpus
 
 
 def check_endpoint_fits(

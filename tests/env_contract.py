@@ -74,6 +74,7 @@ ENGINE_SETTINGS = {
         "SM_SGLANG_MODEL_PATH": "meta-llama/Llama-3.1-8B-Instruct",
         "SM_SGLANG_SERVED_MODEL_NAME": "meta-llama/Llama-3.1-8B-Instruct",
         "SM_SGLANG_TP_SIZE": "4",
+        "SM_SGLANG_ENABLE_METRICS": "true",  # SGLang serves /metrics only when asked
         "SM_SGLANG_CONTEXT_LENGTH": "8192",
     },
 }

@@ -131,11 +131,17 @@ def test_the_custom_resource_has_exactly_this_shape() -> None:
                         "value": "meta-llama/Llama-3.1-8B-Instruct",
                     },
                     {"name": "SM_SGLANG_TP_SIZE", "value": "4"},
+                    {"name": "SM_SGLANG_ENABLE_METRICS", "value": "true"},
                     {
                         "name": "HF_TOKEN",
                         "valueFrom": {"secretKeyRef": {"name": "hp-dev-hf-token", "key": "token"}},
                     },
                 ],
+            },
+            "metrics": {
+                "enabled": True,
+                "metricsScrapeIntervalSeconds": 15,
+                "modelMetrics": {"path": "/metrics", "port": 8080},
             },
         },
     }

@@ -67,6 +67,7 @@ def test_sglang_settings_use_sglang_names() -> None:
         "SM_SGLANG_MODEL_PATH": "meta-llama/Llama-3.1-8B-Instruct",
         "SM_SGLANG_SERVED_MODEL_NAME": "meta-llama/Llama-3.1-8B-Instruct",
         "SM_SGLANG_TP_SIZE": "4",
+        "SM_SGLANG_ENABLE_METRICS": "true",
     }
 
 
