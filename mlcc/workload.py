@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from mlcc import engine_contract as contract
 from mlcc.config import StackConfig
-from mlcc.engines import ENV_PREFIXES, HEALTH_CHECK_PATHS, Engine, EngineRelease
+from mlcc.engines import HEALTH_CHECK_PATHS, Engine, EngineRelease
 from mlcc.speculative import SpeculativeSpec, speculative_env
 
 API_VERSION = "inference.sagemaker.aws.amazon.com/v1"
@@ -21,11 +22,6 @@ MODEL_MOUNT_PATH = "/opt/ml/model"
 HF_TOKEN_KEY = "token"
 # Both engines serve the OpenAI API; the operator routes invocations to this path.
 INVOCATION_PATH = "v1/chat/completions"
-
-_ENGINE_SETTINGS = {
-    Engine.VLLM: ("MODEL", "TENSOR_PARALLEL_SIZE"),
-    Engine.SGLANG: ("MODEL_PATH", "TP_SIZE"),
-}
 
 
 @dataclass(frozen=True)
@@ -60,20 +56,19 @@ def from_config(config: StackConfig) -> Workload:
 
 
 def flag_env_name(engine: Engine, flag: str) -> str:
-    return ENV_PREFIXES[engine] + flag.upper().replace("-", "_")
+    return contract.env_variable(engine, flag)
 
 
 def engine_settings_env(workload: Workload) -> dict[str, str]:
     """The selected engine's own settings in the SM_<ENGINE>_* convention."""
-    model_var, tp_var = _ENGINE_SETTINGS[workload.engine]
-    prefix = ENV_PREFIXES[workload.engine]
-    env = {
-        prefix + model_var: workload.model_id,
-        prefix + "SERVED_MODEL_NAME": workload.model_id,
-        prefix + tp_var: str(workload.gpu_count),
+    engine = workload.engine
+    flags = {
+        contract.MODEL_FLAGS[engine]: workload.model_id,
+        contract.SERVED_NAME_FLAG: workload.model_id,
+        contract.TENSOR_PARALLEL_FLAGS[engine]: str(workload.gpu_count),
+        **dict(workload.engine_args),
     }
-    env.update({flag_env_name(workload.engine, f): v for f, v in workload.engine_args})
-    return env
+    return {flag_env_name(engine, flag): value for flag, value in flags.items()}
 
 
 def environment(workload: Workload, spec: SpeculativeSpec | None) -> list[dict[str, object]]:

@@ -109,14 +109,21 @@ def _print_resources(result: Any) -> None:
 
 
 def speculative_flags(env: dict[str, str]) -> tuple[str | None, str | None]:
-    """The vLLM JSON and the SGLang flags an InferenceEndpointConfig's env asks for."""
-    vllm = env.get("SM_VLLM_SPECULATIVE_CONFIG")
-    sglang = " ".join(
-        f"--{name.removeprefix('SM_SGLANG_').lower().replace('_', '-')} {value}"
-        for name, value in env.items()
-        if name.startswith("SM_SGLANG_SPECULATIVE_")
-    )
-    return vllm, sglang or None
+    """The vLLM JSON and the SGLang flags an InferenceEndpointConfig's env asks for.
+
+    Read back with the serve wrapper's own rules (mlcc.engine_contract), so the summary shows
+    what the engines will receive.
+    """
+    from mlcc import engine_contract as contract
+
+    try:
+        vllm = contract.speculative_env_flags(contract.VLLM, env)
+        sglang = contract.speculative_env_flags(contract.SGLANG, env)
+    except contract.EnvProblem as problem:
+        return f"(refused by the serve wrapper: {problem})", None
+    vllm_config = next((f.value for f in vllm if f.key == contract.VLLM_CONFIG_FLAG), None)
+    sglang_line = " ".join(" ".join(f.tokens) for f in sglang)
+    return vllm_config, sglang_line or None
 
 
 def _print_speculative(result: Any) -> None:

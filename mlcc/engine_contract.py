@@ -1,0 +1,767 @@
+"""The engine contract: one stdlib-only module shared by the program and the serve images.
+
+It defines what the Pulumi program writes into the container environment and what the serve
+wrapper reads back (docs/images.md): the engines and their pinned versions, the SM_<ENGINE>_*
+variable names, the speculative names each engine version accepts, the user-facing algorithm
+table, the engine flag rules (`hp:engineArgs` at preview, the wrapper at start-up) and the
+validation of the speculative settings found in a container environment.
+
+It imports nothing outside the standard library and nothing from `mlcc`: the image build copies
+this very file next to serve.py (images/*/Dockerfile), where it runs on the engine image's own
+Python. Problems are one sentence naming what to change; nothing here raises anything but
+`EnvProblem`, whatever the input.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Final
+
+# --- engines, versions, variable names --------------------------------------------------------
+
+VLLM: Final = "vllm"
+SGLANG: Final = "sglang"
+ENGINES: Final = (VLLM, SGLANG)
+
+# The versions in the current AWS Deep Learning Containers: the same manifest then behaves the
+# same on our images and on stock DLC images.
+PINNED_VERSIONS: Final = {VLLM: "0.27.1", SGLANG: "0.5.17"}
+BASE_IMAGE_REPOSITORIES: Final = {VLLM: "vllm/vllm-openai", SGLANG: "lmsysorg/sglang"}
+
+# The AWS DLC convention: SM_VLLM_FOO_BAR -> --foo-bar. It cannot collide with the engines'
+# own VLLM_* / SGLANG_* environment variables.
+ENV_PREFIXES: Final = {VLLM: "SM_VLLM_", SGLANG: "SM_SGLANG_"}
+# Both OpenAI-compatible servers answer GET /health with 200 once the model is loaded.
+HEALTH_CHECK_PATHS: Final = {VLLM: "/health", SGLANG: "/health"}
+
+ENGINE_ENV: Final = "MLCC_ENGINE"
+ENGINE_VERSION_ENV: Final = "MLCC_ENGINE_VERSION"
+ALGORITHM_ENV: Final = "HP_SPECULATIVE_ALGORITHM"
+# Set by the HyperPod operator (and the DLC convention) for Hub models, in this order.
+HUB_MODEL_ENVS: Final = ("HF_MODEL_ID", "MODEL_ID")
+
+MODEL_FLAGS: Final = {VLLM: "model", SGLANG: "model-path"}
+SERVED_NAME_FLAG: Final = "served-model-name"
+TENSOR_PARALLEL_FLAGS: Final = {VLLM: "tensor-parallel-size", SGLANG: "tp-size"}
+
+
+def env_variable(engine: str, flag: str) -> str:
+    """The DLC variable for a flag: (vllm, max-model-len) -> SM_VLLM_MAX_MODEL_LEN."""
+    return ENV_PREFIXES[engine] + flag.lstrip("-").upper().replace("-", "_")
+
+
+MODEL_VARIABLES: Final = {engine: env_variable(engine, MODEL_FLAGS[engine]) for engine in ENGINES}
+
+
+def engine_problem(name: str | None) -> str | None:
+    """Why `name` (MLCC_ENGINE, hp:engine) is not an engine; case and whitespace do not matter."""
+    if name is not None and name.strip().lower() in ENGINES:
+        return None
+    shown = "nothing" if name is None else _shown(name)
+    return f"must be {' or '.join(ENGINES)}, not {shown}"
+
+
+# --- speculative names per engine version (the engines' released sources) ----------------------
+
+_VLLM_COMMON = frozenset(
+    {"eagle", "eagle3", "draft_model", "dflash", "mtp", "dspark", "ngram", "ngram_gpu", "suffix"}
+    | {"extract_hidden_states"}
+)
+_SGLANG_0_5_2 = frozenset({"EAGLE", "EAGLE3", "NEXTN", "STANDALONE"})
+_SGLANG_0_5_3 = _SGLANG_0_5_2 | {"NGRAM"}
+_SGLANG_0_5_12 = _SGLANG_0_5_3 | {"DFLASH", "FROZEN_KV_MTP"}
+_SGLANG_0_5_17 = _SGLANG_0_5_12 | {"DSPARK"}
+
+# engine -> version -> the vLLM `method` / SGLang `--speculative-algorithm` names it accepts.
+SPECULATIVE_NAMES: Final[dict[str, dict[str, frozenset[str]]]] = {
+    VLLM: {
+        "0.27.1": _VLLM_COMMON | {"medusa", "mlp_speculator", "custom_class"},
+        "0.34.0": _VLLM_COMMON,
+    },
+    SGLANG: {
+        "0.5.2": _SGLANG_0_5_2,
+        "0.5.3": _SGLANG_0_5_3,
+        "0.5.8": _SGLANG_0_5_3,
+        "0.5.12": _SGLANG_0_5_12,
+        "0.5.17": _SGLANG_0_5_17,
+        "0.5.23": _SGLANG_0_5_17 | {"UNO"},
+    },
+}
+
+# vLLM methods that load a separate draft and fail without `model`.
+VLLM_METHODS_NEEDING_MODEL: Final = frozenset(
+    {"eagle", "eagle3", "draft_model", "dflash", "medusa", "mlp_speculator", "custom_class"}
+)
+# vLLM methods with no draft config to take n_predict from.
+VLLM_METHODS_NEEDING_TOKENS: Final = frozenset({"ngram", "ngram_gpu", "mtp"})
+# custom_class takes a dotted Python path as `model`, not a checkpoint.
+_VLLM_MODEL_IS_CLASS: Final = frozenset({"custom_class"})
+# vLLM's shorthand forms of SpeculativeConfig fields.
+VLLM_SPEC_SHORTHANDS: Final = {
+    "spec-method": "method",
+    "spec-model": "model",
+    "spec-tokens": "num_speculative_tokens",
+}
+# SGLang falls back to the target as its own draft for these, which crashes.
+SGLANG_ALGORITHMS_NEEDING_DRAFT: Final = frozenset({"EAGLE", "EAGLE3", "STANDALONE"})
+SGLANG_EAGLE_FAMILY: Final = frozenset({"EAGLE", "EAGLE3", "NEXTN", "STANDALONE"})
+SGLANG_TRIPLE: Final = (
+    "speculative-num-steps",
+    "speculative-eagle-topk",
+    "speculative-num-draft-tokens",
+)
+SGLANG_DRAFT_FLAG: Final = "speculative-draft-model-path"
+SGLANG_ALGORITHM_FLAG: Final = "speculative-algorithm"
+VLLM_CONFIG_FLAG: Final = "speculative-config"
+
+# Full names of the speculative flags, for spotting abbreviations (argparse takes unique
+# prefixes of long options).
+SPECULATIVE_FLAG_NAMES: Final = {
+    VLLM: (VLLM_CONFIG_FLAG, *VLLM_SPEC_SHORTHANDS),
+    SGLANG: (
+        SGLANG_ALGORITHM_FLAG,
+        SGLANG_DRAFT_FLAG,
+        "speculative-draft-model-revision",
+        *SGLANG_TRIPLE,
+        "speculative-accept-threshold-single",
+        "speculative-accept-threshold-acc",
+        "speculative-token-map",
+    ),
+}
+
+
+def accepted_names(engine: str, version: str | None) -> frozenset[str] | None:
+    """The names an engine version accepts (pinned when None); None for an unknown version."""
+    return SPECULATIVE_NAMES[engine].get(version or PINNED_VERSIONS[engine])
+
+
+# --- the user-facing algorithm table ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """One user-facing algorithm and what each engine must receive for it."""
+
+    name: str
+    vllm_method: str
+    sglang_algorithm: str
+    needs_draft: bool
+    uses_topk: bool
+    default_topk: int
+    summary: str
+
+    def engine_algorithm(self, engine: str) -> str:
+        """The vLLM `method` or the SGLang `--speculative-algorithm` for this algorithm."""
+        return self.vllm_method if engine == VLLM else self.sglang_algorithm
+
+
+ALGORITHMS: Final[dict[str, Algorithm]] = {
+    a.name: a
+    for a in (
+        Algorithm(
+            "draft-model",
+            "draft_model",
+            "STANDALONE",
+            True,
+            False,
+            1,
+            "a separate small LM of the same tokenizer drafts tokens",
+        ),
+        Algorithm("eagle", "eagle", "EAGLE", True, True, 1, "an EAGLE-1 head drafts a chain"),
+        Algorithm(
+            "eagle2",
+            "eagle",
+            "EAGLE",
+            True,
+            True,
+            4,
+            "EAGLE tree drafting (SGLang top-k > 1); vLLM has no tree and drafts a chain",
+        ),
+        Algorithm("eagle3", "eagle3", "EAGLE3", True, True, 1, "an EAGLE-3 head drafts a chain"),
+        Algorithm("ngram", "ngram", "NGRAM", False, False, 1, "prompt lookup, no draft model"),
+        Algorithm("mtp", "mtp", "NEXTN", False, False, 1, "the target's own MTP layers draft"),
+    )
+}
+
+
+def algorithm_named(value: str) -> Algorithm | None:
+    """The algorithm for a user's spelling: case and surrounding whitespace do not matter."""
+    return ALGORITHMS.get(value.strip().lower())
+
+
+# --- text, counts and model references --------------------------------------------------------
+
+MAX_SHOWN = 60
+MAX_COUNT_DIGITS = 9  # far above any real count, far below int()'s 4300-digit limit
+# ASCII digits only: str.isdigit() and int() also take "٣" and full-width digits.
+_COUNT = re.compile(rf"[0-9]{{1,{MAX_COUNT_DIGITS}}}")
+_HUB_PART = r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}"
+_HUB_ID = re.compile(rf"{_HUB_PART}/{_HUB_PART}")
+_ABSOLUTE_PATH = re.compile(r"/[A-Za-z0-9._/-]{1,4095}")
+_URI_OR_ARN = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://|arn:|s3:)", re.IGNORECASE)
+_FLAG_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{0,127}")
+
+
+def _shown(value: str) -> str:
+    """A value for an error line: quoted, escaped, and cut when long."""
+    if len(value) > MAX_SHOWN:
+        return f"{value[:MAX_SHOWN]!r}... ({len(value)} characters)"
+    return repr(value)
+
+
+def text_problem(value: str) -> str | None:
+    """Why `value` cannot travel as an env value or argument: undecodable bytes, NUL."""
+    if "\0" in value:
+        return "contains a NUL character; remove it"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "is not valid UTF-8 text; set it again as plain text"
+    return None
+
+
+def parse_count(value: object) -> int | None:
+    """A positive whole number from a string of ASCII digits (or a JSON integer), else None.
+
+    Unicode digits ("²", "٣", full-width) and thousands of digits are refused, never raised on.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if 0 < value < 10**MAX_COUNT_DIGITS else None
+    if isinstance(value, str) and _COUNT.fullmatch(value.strip()):
+        number = int(value.strip())
+        return number if number > 0 else None
+    return None
+
+
+def count_problem(value: object) -> str | None:
+    if parse_count(value) is not None:
+        return None
+    shown = _shown(value) if isinstance(value, str) else repr(value)[:MAX_SHOWN]
+    return (
+        f"must be a positive whole number in ASCII digits (at most {MAX_COUNT_DIGITS}), not {shown}"
+    )
+
+
+def is_hf_id(value: str) -> bool:
+    """org/name as the Hugging Face Hub spells repositories (no `..` or `--`)."""
+    return bool(_HUB_ID.fullmatch(value)) and ".." not in value and "--" not in value
+
+
+def _reference_shape_problem(value: str, what: str) -> str | None:
+    """The problems shared by every model reference: blank, spacing, flags, relative paths."""
+    if not value.strip():
+        return f"is empty; set {what}"
+    if value != value.strip():
+        return f"{_shown(value)} has spaces around it; remove them"
+    if (problem := text_problem(value)) is not None:
+        return problem
+    if value.startswith("-"):
+        return f"{_shown(value)} starts with '-', which the engine reads as a flag; set {what}"
+    if value.startswith(("./", "../", "~")) or value in {".", ".."}:
+        return f"{_shown(value)} is a relative path; use an absolute path in the image or {what}"
+    return None
+
+
+def model_id_problem(value: str) -> str | None:
+    """Why `value` is not a target model id: a Hugging Face Hub id (org/name)."""
+    what = "a Hugging Face model id (org/name)"
+    if (problem := _reference_shape_problem(value, what)) is not None:
+        return problem
+    if len(value) > 193:
+        return f"{_shown(value)} is too long for a Hub id (org and name at most 96 each)"
+    if not is_hf_id(value):
+        return (
+            f"{_shown(value)} is not {what}: letters, digits, '.', '_', '-' around one '/', "
+            "no '..' or '--'"
+        )
+    return None
+
+
+def draft_model_problem(value: str) -> str | None:
+    """Why `value` cannot be a draft (or served) model: a Hub id or a clean absolute path."""
+    what = "a Hugging Face id (org/name) or an absolute path in the image"
+    if (problem := _reference_shape_problem(value, what)) is not None:
+        return problem
+    if _URI_OR_ARN.match(value):
+        return (
+            f"{_shown(value)} is a URI or ARN; the engines download models from the Hugging "
+            "Face Hub only. Push it to the Hub and give its id (org/name), or bake it into the "
+            "image and give its absolute path"
+        )
+    if value.startswith("/"):
+        clean = _ABSOLUTE_PATH.fullmatch(value) and "//" not in value
+        segments = value.strip("/").split("/")
+        if clean and not {".", ".."} & set(segments):
+            return None
+        return (
+            f"{_shown(value)} is not a clean absolute path (letters, digits, . _ - / only; "
+            "no '//', '.' or '..' segments)"
+        )
+    if is_hf_id(value):
+        return None
+    return f"{_shown(value)} is not {what}"
+
+
+# --- engine flags: names, aliases, rules -----------------------------------------------------
+
+# The engines' own short and alternative names for the same option.
+ALIASES: Final[dict[str, dict[str, str]]] = {
+    VLLM: {
+        "sc": VLLM_CONFIG_FLAG,
+        "tp": "tensor-parallel-size",
+        "pp": "pipeline-parallel-size",
+        "dp": "data-parallel-size",
+        "q": "quantization",
+    },
+    SGLANG: {
+        "model": "model-path",
+        "speculative-draft-model": SGLANG_DRAFT_FLAG,
+        "tp": "tp-size",
+        "dp": "dp-size",
+        "pp": "pp-size",
+        "tensor-parallel-size": "tp-size",
+        "pipeline-parallel-size": "pp-size",
+        "data-parallel-size": "dp-size",
+    },
+}
+
+# Flags the program itself owns; setting them through hp:engineArgs would fight the program.
+OWNED_FLAGS: Final = {
+    VLLM: frozenset({"model", "port", "host", "tensor-parallel-size", SERVED_NAME_FLAG}),
+    SGLANG: frozenset({"model-path", "port", "host", "tp-size", SERVED_NAME_FLAG}),
+}
+
+# Common flags under the other engine's name: forwarding them stops the engine at start-up
+# with "unrecognized arguments", so they are refused with the right name.
+OTHER_ENGINE_FLAGS: Final[dict[str, dict[str, str]]] = {
+    SGLANG: {
+        "max-model-len": "context-length",
+        "gpu-memory-utilization": "mem-fraction-static",
+        "max-num-seqs": "max-running-requests",
+        "enforce-eager": "disable-cuda-graph",
+        "tensor-parallel-size": "tp-size",
+    },
+    VLLM: {
+        "context-length": "max-model-len",
+        "mem-fraction-static": "gpu-memory-utilization",
+        "max-running-requests": "max-num-seqs",
+        "disable-cuda-graph": "enforce-eager",
+        "model-path": "model",
+        "tp-size": "tensor-parallel-size",
+    },
+}
+
+# Engine-neutral serving settings with the same meaning in both engines, and each engine's flag.
+# hp:maxModelLen: the longest prompt + output a request may have (vLLM --max-model-len, SGLang
+# --context-length). GPU memory fractions are NOT neutral: vLLM's covers everything, SGLang's
+# only the static weights + KV pool.
+NEUTRAL_SETTINGS: Final[dict[str, dict[str, str]]] = {
+    "maxModelLen": {VLLM: "max-model-len", SGLANG: "context-length"},
+}
+
+
+def neutral_setting(engine: str, flag: str) -> str | None:
+    """The NEUTRAL_SETTINGS key whose engine flag `flag` is (for "set it once" checks)."""
+    key = canonical_flag(engine, flag)
+    return next((name for name, flags in NEUTRAL_SETTINGS.items() if flags[engine] == key), None)
+
+
+# Words that make a flag carry a secret (--api-key, --hf-token, --ssl-keyfile-password).
+_SECRET_ANYWHERE: Final = frozenset(
+    {"secret", "secrets", "password", "passwd", "apikey", "credential", "credentials"}
+)
+_SECRET_LAST: Final = frozenset({"token", "key"})  # not --return-tokens-as-token-ids
+
+
+def canonical_flag(engine: str, flag: str) -> str:
+    """The one name of a flag: no leading dashes or `=value`, `_` as `-`, lowercase, aliases
+    and vLLM's `--no-` negation folded. Used to compare, never to spell a flag for an engine."""
+    name = flag.strip().lstrip("-").split("=", 1)[0].replace("_", "-").lower()
+    name = ALIASES[engine].get(name, name)
+    if name.startswith("no-") and name != "no-":
+        name = ALIASES[engine].get(name[3:], name[3:])
+    return name
+
+
+def is_speculative_flag(engine: str, key: str) -> bool:
+    """A canonical flag that carries speculative settings (any engine's spelling)."""
+    return key.startswith(("speculative", "spec-")) or key in VLLM_SPEC_SHORTHANDS
+
+
+def is_secret_flag(flag: str) -> bool:
+    words = flag.strip().lstrip("-").split("=", 1)[0].replace("_", "-").lower().split("-")
+    return bool(_SECRET_ANYWHERE & set(words)) or words[-1] in _SECRET_LAST
+
+
+def abbreviated_flag(engine: str, key: str) -> str | None:
+    """The speculative or program-owned flag that `key` abbreviates, if any.
+
+    argparse accepts a unique prefix of a long option (`--specul` is `--speculative-config`),
+    so a prefix would slip a setting past every check that compares full names.
+    """
+    if len(key) < 2:
+        return None
+    guarded = (*SPECULATIVE_FLAG_NAMES[engine], *sorted(OWNED_FLAGS[engine]))
+    return next((full for full in guarded if full != key and full.startswith(key)), None)
+
+
+def flag_name_problem(engine: str, flag: str) -> str | None:
+    """The rules on a flag's name that hold everywhere: in hp:engineArgs, in SM_* variables
+    and in container arguments."""
+    key = canonical_flag(engine, flag)
+    if not _FLAG_NAME.fullmatch(key):
+        return "is not a flag name (letters, digits and '-')"
+    full = abbreviated_flag(engine, key)
+    if full is not None:
+        return f"abbreviates --{full}; spell the flag out in full"
+    if key in OTHER_ENGINE_FLAGS[engine]:
+        return f"is not a {engine} flag; {engine} calls it {OTHER_ENGINE_FLAGS[engine][key]}"
+    return None
+
+
+def engine_arg_problem(engine: str, flag: str, value: object) -> str | None:
+    """Why hp:engineArgs may not carry `flag: value` for `engine`, or None.
+
+    One sentence naming what to change: not a flag name, an abbreviation, the other engine's
+    name, a speculative flag (hp:speculative* keys), a flag the program owns, a secret (Pulumi
+    secret + Kubernetes Secret), or a value that is not one string, number, boolean or map.
+    """
+    problem = flag_name_problem(engine, flag)
+    if problem is not None:
+        return problem
+    key = canonical_flag(engine, flag)
+    if is_speculative_flag(engine, key):
+        return "speculative settings go in the hp:speculative* keys, not in hp:engineArgs"
+    if key in OWNED_FLAGS[engine]:
+        return "is set by the program from the other hp:* keys; remove it from hp:engineArgs"
+    if is_secret_flag(key):
+        return (
+            "carries a secret, which hp:engineArgs would store in plain text in the manifest; "
+            "set it as a Pulumi secret that the program puts in a Kubernetes Secret"
+        )
+    return engine_arg_value_problem(value)
+
+
+def engine_arg_value_problem(value: object) -> str | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return "has no value; give one, `true` for a bare flag, or remove the key"
+    if isinstance(value, list | tuple):
+        return "takes one value, not a list; give a string, number, boolean or map"
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"must be a finite number, not {value}"
+    if isinstance(value, str):
+        problem = text_problem(value)
+        return None if problem is None else f"value {problem}"
+    if not isinstance(value, bool | int | float | dict):
+        return "needs a string, number, boolean or map value"
+    return None
+
+
+def duplicate_flag_problems(engine: str, flags: Iterable[str]) -> list[tuple[str, str]]:
+    """(flag, message) for every flag that repeats an earlier one under another spelling."""
+    first: dict[str, str] = {}
+    problems = []
+    for flag in flags:
+        key = canonical_flag(engine, flag)
+        if key in first:
+            problems.append((flag, f"is the same flag as {first[key]}; set it once"))
+        else:
+            first[key] = flag
+    return problems
+
+
+# --- the container environment, read back ---------------------------------------------------
+
+
+class EnvProblem(Exception):
+    """A setting the engine would reject or mishandle; `source` is what the user must change
+    (an env variable, or `argument --flag` for a container argument)."""
+
+    def __init__(self, source: str, message: str) -> None:
+        super().__init__(f"{source}: {message}")
+        self.source = source
+        self.message = message
+
+
+@dataclass(frozen=True)
+class EnvFlag:
+    """One SM_<ENGINE>_* variable as the flag it becomes."""
+
+    variable: str
+    name: str  # as the variable spells it: max-model-len
+    key: str  # canonical_flag(name)
+    value: str | None  # None: a bare flag (`true`)
+
+    @property
+    def tokens(self) -> list[str]:
+        if self.value is None:
+            return [f"--{self.name}"]
+        # argparse reads a value that starts with "-" as another flag; `--f=value` is not.
+        if self.value.startswith("-"):
+            return [f"--{self.name}={self.value}"]
+        return [f"--{self.name}", self.value]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One flag's value and where it came from (an env variable or a container argument)."""
+
+    value: str | None
+    source: str
+
+
+def env_flag(engine: str, variable: str, value: str) -> EnvFlag | None:
+    """The DLC convention for one variable; None when `false` omits the flag."""
+    prefix = ENV_PREFIXES[engine]
+    name = variable[len(prefix) :].lower().replace("_", "-")
+    if not name:
+        raise EnvProblem(variable, f"no flag name after {prefix}; remove the variable")
+    for problem in (text_problem(variable), flag_name_problem(engine, name)):
+        if problem is not None:
+            raise EnvProblem(variable, problem)
+    if (problem := text_problem(value)) is not None:
+        raise EnvProblem(variable, problem)
+    text = value.strip()
+    if not text:
+        raise EnvProblem(variable, "empty value; set a value, `true` for a bare flag, or unset it")
+    if text.lower() == "false":
+        return None
+    key = canonical_flag(engine, name)
+    if text.lower() == "true":
+        return EnvFlag(variable, name, key, None)
+    return EnvFlag(variable, name, key, normalized_value(engine, key, text))
+
+
+def normalized_value(engine: str, key: str, value: str) -> str:
+    """Speculative names in the case the engine wants; everything else unchanged."""
+    if engine == SGLANG and key == SGLANG_ALGORITHM_FLAG:
+        return value.upper()  # <= 0.5.8 only took uppercase names
+    if engine == VLLM and key == "spec-method":
+        return value.lower()
+    if engine == VLLM and key == VLLM_CONFIG_FLAG:
+        return _lowercase_vllm_method(value)
+    return value
+
+
+def _lowercase_vllm_method(value: str) -> str:
+    """A JSON config whose method differs only in case, with the method lowercased."""
+    parsed = _json_object(value)
+    method = parsed.get("method") if parsed is not None else None
+    if parsed is None or not isinstance(method, str) or method == method.lower():
+        return value
+    return json.dumps({**parsed, "method": method.lower()}, separators=(",", ":"))
+
+
+def env_flags(engine: str, env: Mapping[str, str]) -> list[EnvFlag]:
+    """The engine's SM_* variables as flags, sorted by variable name; raises EnvProblem."""
+    flags: list[EnvFlag] = []
+    for variable in sorted(env):
+        if variable.startswith(ENV_PREFIXES[engine]):
+            flag = env_flag(engine, variable, env[variable])
+            if flag is not None:
+                flags.append(flag)
+    by_key: dict[str, str] = {}
+    for flag in flags:
+        if flag.key in by_key:
+            raise EnvProblem(flag.variable, f"sets the same flag as {by_key[flag.key]}; keep one")
+        by_key[flag.key] = flag.variable
+    return flags
+
+
+def speculative_env_flags(engine: str, env: Mapping[str, str]) -> list[EnvFlag]:
+    """The engine's speculative flags in a container env (`mlcc plan`, `mlcc verify`)."""
+    return [f for f in env_flags(engine, env) if is_speculative_flag(engine, f.key)]
+
+
+def is_speculative_variable(engine: str, variable: str) -> bool:
+    """HP_SPECULATIVE_ALGORITHM, or an SM_<ENGINE>_* variable that becomes a speculative flag."""
+    if variable == ALGORITHM_ENV:
+        return True
+    prefix = ENV_PREFIXES[engine]
+    name = variable[len(prefix) :].replace("_", "-")
+    return variable.startswith(prefix) and is_speculative_flag(engine, canonical_flag(engine, name))
+
+
+def settings_from_flags(flags: Iterable[EnvFlag]) -> dict[str, Setting]:
+    return {flag.key: Setting(flag.value, flag.variable) for flag in flags}
+
+
+# --- speculative validation of a container environment ----------------------------------------
+
+
+def check_speculative(engine: str, settings: Mapping[str, Setting], version: str | None) -> None:
+    """Raise EnvProblem for a speculative setting the engine would reject or mishandle.
+
+    `settings` maps canonical flags to their values; `version` is the image's engine version
+    (None: the pinned one). An unknown version skips only the name check.
+    """
+    if engine == VLLM:
+        _check_vllm(settings, version)
+    else:
+        _check_sglang(settings, version)
+
+
+def _json_object(value: str) -> dict[str, object] | None:
+    """A JSON object, or None for anything else (bad JSON, NaN, nesting or numbers too big)."""
+
+    def refuse_constant(name: str) -> object:
+        raise ValueError(name)
+
+    try:
+        parsed = json.loads(value, parse_constant=refuse_constant)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(parsed, dict):
+        return None
+    return {str(key).replace("-", "_"): item for key, item in parsed.items()}
+
+
+def _vllm_config_object(setting: Setting) -> dict[str, object]:
+    example = '{"method":"eagle3","model":"org/draft","num_speculative_tokens":3}'
+    parsed = _json_object(setting.value or "")
+    if parsed is None:
+        raise EnvProblem(setting.source, f"must be one JSON object (no NaN), e.g. {example}")
+    return parsed
+
+
+def _vllm_fields(settings: Mapping[str, Setting]) -> dict[str, tuple[object, str]]:
+    """SpeculativeConfig fields from the JSON flag, the dotted and the shorthand flags."""
+    fields: dict[str, tuple[object, str]] = {}
+    config = settings.get(VLLM_CONFIG_FLAG)
+    if config is not None:
+        fields.update({k: (v, config.source) for k, v in _vllm_config_object(config).items()})
+    for key, setting in settings.items():
+        if key.startswith(f"{VLLM_CONFIG_FLAG}."):
+            field = key.removeprefix(f"{VLLM_CONFIG_FLAG}.").replace("-", "_")
+        elif key in VLLM_SPEC_SHORTHANDS:
+            field = VLLM_SPEC_SHORTHANDS[key]
+        else:
+            continue
+        if field in fields:
+            raise EnvProblem(
+                setting.source, f"{field} is also set by {fields[field][1]}; set it once"
+            )
+        fields[field] = (setting.value, setting.source)
+    return fields
+
+
+def _check_vllm(settings: Mapping[str, Setting], version: str | None) -> None:
+    fields = _vllm_fields(settings)
+    if not fields and VLLM_CONFIG_FLAG not in settings:
+        return
+    config = settings.get(VLLM_CONFIG_FLAG)
+    first_source = config.source if config is not None else next(iter(fields.values()))[1]
+    method, method_source = fields.get("method", (None, first_source))
+    names = accepted_names(VLLM, version)
+    accepted = ", ".join(sorted(names or SPECULATIVE_NAMES[VLLM][PINNED_VERSIONS[VLLM]]))
+    if not isinstance(method, str) or not method.strip():
+        raise EnvProblem(method_source, f'set "method" explicitly (one of {accepted})')
+    method = method.strip().lower()
+    if names is not None and method not in names:
+        hint = ' (vLLM has no eagle2; use "eagle")' if method == "eagle2" else ""
+        shown = _shown(method)
+        raise EnvProblem(method_source, f"unknown method {shown}{hint}; use one of {accepted}")
+    _check_vllm_model(method, fields, method_source)
+    _check_vllm_tokens(method, fields, method_source)
+
+
+def _check_vllm_model(method: str, fields: Mapping[str, tuple[object, str]], source: str) -> None:
+    model, model_source = fields.get("model", (None, source))
+    if model is None or model == "":
+        if method in VLLM_METHODS_NEEDING_MODEL:
+            raise EnvProblem(
+                model_source, f'method "{method}" needs "model": a Hub id or a local path'
+            )
+        return
+    if not isinstance(model, str):
+        raise EnvProblem(model_source, '"model" must be a string: a Hub id or a local path')
+    if method in _VLLM_MODEL_IS_CLASS:
+        return
+    problem = draft_model_problem(model)
+    if problem is not None:
+        raise EnvProblem(model_source, f'"model" {problem}')
+
+
+def _check_vllm_tokens(method: str, fields: Mapping[str, tuple[object, str]], source: str) -> None:
+    if "num_speculative_tokens" not in fields:
+        if method in VLLM_METHODS_NEEDING_TOKENS:
+            raise EnvProblem(source, f'method "{method}" needs "num_speculative_tokens" (e.g. 3)')
+        return
+    value, tokens_source = fields["num_speculative_tokens"]
+    problem = count_problem(value)
+    if problem is not None:
+        raise EnvProblem(tokens_source, f'"num_speculative_tokens" {problem}')
+
+
+def _check_sglang(settings: Mapping[str, Setting], version: str | None) -> None:
+    algorithm = settings.get(SGLANG_ALGORITHM_FLAG)
+    if algorithm is None or not (algorithm.value or "").strip():
+        _refuse_speculative_without_algorithm(settings)
+        return
+    name = (algorithm.value or "").strip().upper()
+    names = accepted_names(SGLANG, version)
+    if names is not None and name not in names:
+        accepted = ", ".join(sorted(names))
+        hints = {"MTP": ' (SGLang calls it "NEXTN")', "EAGLE2": ' (use "EAGLE" with topk > 1)'}
+        raise EnvProblem(
+            algorithm.source,
+            f"unknown algorithm {_shown(name)}{hints.get(name, '')}; use one of {accepted}",
+        )
+    _check_sglang_draft(name, settings)
+    _check_sglang_triple(name, settings)
+
+
+def _refuse_speculative_without_algorithm(settings: Mapping[str, Setting]) -> None:
+    for key in (SGLANG_DRAFT_FLAG, *SGLANG_TRIPLE):
+        if key in settings:
+            raise EnvProblem(
+                settings[key].source,
+                f"has no effect without {env_variable(SGLANG, SGLANG_ALGORITHM_FLAG)}; "
+                "set that too or unset it",
+            )
+
+
+def _check_sglang_draft(algorithm: str, settings: Mapping[str, Setting]) -> None:
+    draft = settings.get(SGLANG_DRAFT_FLAG)
+    if draft is None or not (draft.value or "").strip():
+        if algorithm in SGLANG_ALGORITHMS_NEEDING_DRAFT:
+            raise EnvProblem(
+                draft.source if draft is not None else env_variable(SGLANG, SGLANG_DRAFT_FLAG),
+                f"{algorithm} needs a draft model (a Hub id or a local path); without one "
+                "SGLang loads the target as its own draft and crashes",
+            )
+        return
+    problem = draft_model_problem(draft.value or "")
+    if problem is not None:
+        raise EnvProblem(draft.source, problem)
+
+
+def _check_sglang_triple(algorithm: str, settings: Mapping[str, Setting]) -> None:
+    """steps / topk / draft tokens: all three or none (a partial triple crashes SGLang)."""
+    given = [key for key in SGLANG_TRIPLE if key in settings]
+    if not given:
+        return
+    variables = ", ".join(env_variable(SGLANG, key) for key in SGLANG_TRIPLE)
+    if len(given) != len(SGLANG_TRIPLE):
+        missing = next(key for key in SGLANG_TRIPLE if key not in settings)
+        raise EnvProblem(
+            env_variable(SGLANG, missing), f"missing; set all three of {variables}, or none"
+        )
+    counts = {}
+    for key in SGLANG_TRIPLE:
+        setting = settings[key]
+        problem = count_problem(setting.value)
+        if problem is not None:
+            raise EnvProblem(setting.source, problem)
+        counts[key] = parse_count(setting.value)
+    steps, topk, draft_tokens = (counts[key] for key in SGLANG_TRIPLE)
+    chain = algorithm in SGLANG_EAGLE_FAMILY and topk == 1
+    if chain and steps is not None and draft_tokens != steps + 1:
+        source = settings["speculative-num-draft-tokens"].source
+        raise EnvProblem(source, f"with top-k 1 SGLang uses steps + 1 = {steps + 1}; set that")
