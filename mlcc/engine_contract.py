@@ -412,11 +412,19 @@ def abbreviated_flag(engine: str, key: str) -> str | None:
 
 
 def flag_name_problem(engine: str, flag: str) -> str | None:
-    """The rules on a flag's name that hold everywhere: in hp:engineArgs, in SM_* variables
-    and in container arguments."""
+    """The rules on a flag's name in hp:engineArgs and in SM_* variable names."""
     key = canonical_flag(engine, flag)
     if not _FLAG_NAME.fullmatch(key):
         return "is not a flag name (letters, digits and '-')"
+    return flag_spelling_problem(engine, flag)
+
+
+def flag_spelling_problem(engine: str, flag: str) -> str | None:
+    """An abbreviation of a guarded flag, or the other engine's name for a common flag.
+
+    Also applied to container arguments, which otherwise go to the engine verbatim.
+    """
+    key = canonical_flag(engine, flag)
     full = abbreviated_flag(engine, key)
     if full is not None:
         return f"abbreviates --{full}; spell the flag out in full"

@@ -10,13 +10,14 @@ computed by the code under test.
 
 from __future__ import annotations
 
+import ast
+
 import pytest
-from serve_harness import dry_run_argv, load_serve
+from serve_harness import SERVE_PY, dry_run_argv, serve
 
-from mlcc.engines import ENV_PREFIXES, PINNED_VERSIONS, Engine, pinned
+from mlcc import engine_contract
+from mlcc.engines import ENV_PREFIXES, PINNED_VERSIONS, Engine, release
 from mlcc.speculative import SpeculativeSpec, speculative_env
-
-serve = load_serve()
 
 TARGET = "meta-llama/Llama-3.1-8B-Instruct"
 SMALL_LM = "meta-llama/Llama-3.2-1B-Instruct"
@@ -245,13 +246,37 @@ def test_hub_model_injected_by_the_operator_is_enough(algorithm: str, engine: st
     assert any(EAGLE3 in token for token in argv[len(head) :])
 
 
-def test_wrapper_names_equal_the_pinned_releases() -> None:
-    for engine in Engine:
-        assert serve.SPECULATIVE_NAMES[engine.value] == pinned(engine).speculative_names
-        assert serve.PINNED_VERSIONS[engine.value] == PINNED_VERSIONS[engine]
-    assert set(serve.ENGINES) == {engine.value for engine in Engine}
+def test_the_wrapper_runs_the_contract_module_itself() -> None:
+    assert serve.contract.__file__ == engine_contract.__file__
+    assert set(serve.ENGINES) == set(engine_contract.ENGINES) == {e.value for e in Engine}
 
 
-def test_wrapper_prefixes_equal_the_engine_env_prefixes() -> None:
+def test_the_program_layers_are_views_of_the_contract() -> None:
     for engine in Engine:
-        assert serve.ENGINES[engine.value].prefix == ENV_PREFIXES[engine]
+        assert release(engine).speculative_names == engine_contract.accepted_names(engine, None)
+        assert PINNED_VERSIONS[engine] == engine_contract.PINNED_VERSIONS[engine]
+        assert ENV_PREFIXES[engine] == engine_contract.ENV_PREFIXES[engine]
+
+
+def test_the_wrapper_holds_no_second_table() -> None:
+    # No engine name list, version, prefix or variable name is spelled out in serve.py.
+    contract_words = {
+        *(
+            name
+            for versions in engine_contract.SPECULATIVE_NAMES.values()
+            for v in versions.values()
+            for name in v
+        ),
+        *engine_contract.PINNED_VERSIONS.values(),
+        *engine_contract.ENV_PREFIXES.values(),
+        *engine_contract.MODEL_VARIABLES.values(),
+        *engine_contract.HUB_MODEL_ENVS,
+        engine_contract.ALGORITHM_ENV,
+        engine_contract.ENGINE_VERSION_ENV,
+    }
+    literals = {
+        node.value
+        for node in ast.walk(ast.parse(SERVE_PY.read_text()))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+    assert not literals & contract_words

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from serve_harness import IMAGES
 
-from mlcc.engines import BASE_IMAGE_REPOSITORIES, Engine, pinned
+from mlcc.engines import BASE_IMAGE_REPOSITORIES, Engine, release
 
 DOCKERFILES = {engine: IMAGES / engine.value / "Dockerfile" for engine in Engine}
 ENGINE_IDS = [engine.value for engine in Engine]
@@ -41,7 +41,7 @@ def test_build_arg_default_is_the_pinned_version(engine: Engine) -> None:
     steps = instructions(DOCKERFILES[engine])
     first_from = next(i for i, (key, _) in enumerate(steps) if key == "FROM")
     args_before_from = [rest for key, rest in steps[:first_from] if key == "ARG"]
-    assert args_before_from == [f"ENGINE_VERSION={pinned(engine).version}"]
+    assert args_before_from == [f"ENGINE_VERSION={release(engine).version}"]
 
 
 @pytest.mark.parametrize("engine", list(Engine), ids=ENGINE_IDS)
@@ -53,7 +53,7 @@ def test_base_image_is_the_official_repository_at_the_build_arg(engine: Engine) 
     assert tag == "v${ENGINE_VERSION}"
     default = next(rest for key, rest in instructions(DOCKERFILES[engine]) if key == "ARG")
     version = default.removeprefix("ENGINE_VERSION=")
-    assert image.replace("${ENGINE_VERSION}", version) == pinned(engine).base_image
+    assert image.replace("${ENGINE_VERSION}", version) == release(engine).base_image
 
 
 @pytest.mark.parametrize("engine", list(Engine), ids=ENGINE_IDS)
