@@ -287,7 +287,7 @@ def main(argv: list[str] | None = None, environ: dict[str, str] | None = None) -
     except Refusal as refusal:
         print(refusal_line(refusal), file=sys.stderr)
         return EXIT_REFUSED
-    except Exception as error:  # noqa: BLE001 - one line instead of a traceback, even for a bug
+    except Exception as error:  # one line instead of a traceback, even for a bug
         print(f"{PROGRAM}: error: internal error: {type(error).__name__}", file=sys.stderr)
         return EXIT_INTERNAL_ERROR
     print(f"{PROGRAM}: exec: {shlex.join(redacted(command))}", file=sys.stderr, flush=True)
