@@ -59,10 +59,12 @@ MODEL_VARIABLES: Final = {engine: env_variable(engine, MODEL_FLAGS[engine]) for 
 
 def engine_problem(name: str | None) -> str | None:
     """Why `name` (MLCC_ENGINE, hp:engine) is not an engine; case and whitespace do not matter."""
-    if name is not None and name.strip().lower() in ENGINES:
+    choices = " or ".join(ENGINES)
+    if name is None:
+        return f"is not set; set it to {choices}"
+    if name.strip().lower() in ENGINES:
         return None
-    shown = "nothing" if name is None else _shown(name)
-    return f"must be {' or '.join(ENGINES)}, not {shown}"
+    return f"must be {choices}, not {_shown(name)}"
 
 
 # --- speculative names per engine version (the engines' released sources) ----------------------
@@ -332,9 +334,11 @@ ALIASES: Final[dict[str, dict[str, str]]] = {
 }
 
 # Flags the program itself owns; setting them through hp:engineArgs would fight the program.
+# The other engine's spellings are listed too: "the program sets it" is the useful answer.
+_OWNED_BY_BOTH = frozenset({"port", "host", SERVED_NAME_FLAG})
 OWNED_FLAGS: Final = {
-    VLLM: frozenset({"model", "port", "host", "tensor-parallel-size", SERVED_NAME_FLAG}),
-    SGLANG: frozenset({"model-path", "port", "host", "tp-size", SERVED_NAME_FLAG}),
+    VLLM: _OWNED_BY_BOTH | {"model", "model-path", "tensor-parallel-size", "tp-size"},
+    SGLANG: _OWNED_BY_BOTH | {"model-path", "tp-size"},
 }
 
 # Common flags under the other engine's name: forwarding them stops the engine at start-up
@@ -345,15 +349,12 @@ OTHER_ENGINE_FLAGS: Final[dict[str, dict[str, str]]] = {
         "gpu-memory-utilization": "mem-fraction-static",
         "max-num-seqs": "max-running-requests",
         "enforce-eager": "disable-cuda-graph",
-        "tensor-parallel-size": "tp-size",
     },
     VLLM: {
         "context-length": "max-model-len",
         "mem-fraction-static": "gpu-memory-utilization",
         "max-running-requests": "max-num-seqs",
         "disable-cuda-graph": "enforce-eager",
-        "model-path": "model",
-        "tp-size": "tensor-parallel-size",
     },
 }
 
@@ -405,10 +406,10 @@ def abbreviated_flag(engine: str, key: str) -> str | None:
     argparse accepts a unique prefix of a long option (`--specul` is `--speculative-config`),
     so a prefix would slip a setting past every check that compares full names.
     """
-    if len(key) < 2:
-        return None
     guarded = (*SPECULATIVE_FLAG_NAMES[engine], *sorted(OWNED_FLAGS[engine]))
-    return next((full for full in guarded if full != key and full.startswith(key)), None)
+    if len(key) < 2 or key in guarded:
+        return None
+    return next((full for full in guarded if full.startswith(key)), None)
 
 
 def flag_name_problem(engine: str, flag: str) -> str | None:
