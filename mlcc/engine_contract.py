@@ -14,6 +14,8 @@ Python. Problems are one sentence naming what to change; nothing here raises any
 
 from __future__ import annotations
 
+import difflib
+import functools
 import json
 import math
 import re
@@ -119,21 +121,6 @@ SGLANG_TRIPLE: Final = (
 SGLANG_DRAFT_FLAG: Final = "speculative-draft-model-path"
 SGLANG_ALGORITHM_FLAG: Final = "speculative-algorithm"
 VLLM_CONFIG_FLAG: Final = "speculative-config"
-
-# Full names of the speculative flags, for spotting abbreviations (argparse takes unique
-# prefixes of long options).
-SPECULATIVE_FLAG_NAMES: Final = {
-    VLLM: (VLLM_CONFIG_FLAG, *VLLM_SPEC_SHORTHANDS),
-    SGLANG: (
-        SGLANG_ALGORITHM_FLAG,
-        SGLANG_DRAFT_FLAG,
-        "speculative-draft-model-revision",
-        *SGLANG_TRIPLE,
-        "speculative-accept-threshold-single",
-        "speculative-accept-threshold-acc",
-        "speculative-token-map",
-    ),
-}
 
 
 def accepted_names(engine: str, version: str | None) -> frozenset[str] | None:
@@ -312,26 +299,6 @@ def draft_model_problem(value: str) -> str | None:
 
 # --- engine flags: names, aliases, rules -----------------------------------------------------
 
-# The engines' own short and alternative names for the same option.
-ALIASES: Final[dict[str, dict[str, str]]] = {
-    VLLM: {
-        "sc": VLLM_CONFIG_FLAG,
-        "tp": "tensor-parallel-size",
-        "pp": "pipeline-parallel-size",
-        "dp": "data-parallel-size",
-        "q": "quantization",
-    },
-    SGLANG: {
-        "model": "model-path",
-        "speculative-draft-model": SGLANG_DRAFT_FLAG,
-        "tp": "tp-size",
-        "dp": "dp-size",
-        "pp": "pp-size",
-        "tensor-parallel-size": "tp-size",
-        "pipeline-parallel-size": "pp-size",
-        "data-parallel-size": "dp-size",
-    },
-}
 
 # Flags the program itself owns; setting them through hp:engineArgs would fight the program.
 # The other engine's spellings are listed too: "the program sets it" is the useful answer.
@@ -349,12 +316,15 @@ OTHER_ENGINE_FLAGS: Final[dict[str, dict[str, str]]] = {
         "gpu-memory-utilization": "mem-fraction-static",
         "max-num-seqs": "max-running-requests",
         "enforce-eager": "disable-cuda-graph",
+        "enable-prefix-caching": "disable-radix-cache (inverted)",
     },
     VLLM: {
         "context-length": "max-model-len",
         "mem-fraction-static": "gpu-memory-utilization",
         "max-running-requests": "max-num-seqs",
         "disable-cuda-graph": "enforce-eager",
+        "disable-radix-cache": "no-enable-prefix-caching",
+        "random-seed": "seed",
     },
 }
 
@@ -366,28 +336,71 @@ NEUTRAL_SETTINGS: Final[dict[str, dict[str, str]]] = {
     "maxModelLen": {VLLM: "max-model-len", SGLANG: "context-length"},
 }
 
-
-def neutral_setting(engine: str, flag: str) -> str | None:
-    """The NEUTRAL_SETTINGS key whose engine flag `flag` is (for "set it once" checks)."""
-    key = canonical_flag(engine, flag)
-    return next((name for name, flags in NEUTRAL_SETTINGS.items() if flags[engine] == key), None)
-
-
-# Words that make a flag carry a secret (--api-key, --hf-token, --ssl-keyfile-password).
+# The pinned engines' flags that carry secrets; tests/test_engine_contract.py checks the list
+# against every option of ENGINE_LONG_OPTIONS that looks secret.
+SECRET_FLAGS: Final = frozenset({"api-key", "hf-token", "admin-api-key", "ssl-keyfile-password"})
+# Words that make another flag name look secret.
 _SECRET_ANYWHERE: Final = frozenset(
     {"secret", "secrets", "password", "passwd", "apikey", "credential", "credentials"}
 )
 _SECRET_LAST: Final = frozenset({"token", "key"})  # not --return-tokens-as-token-ids
 
 
+@dataclass(frozen=True)
+class FlagName:
+    """How the engine's argparse reads one option string (see `resolve_flag`)."""
+
+    spelled: str  # the option string as given, normalised: "--max-model-len", "-tp"
+    key: str  # the long name it stands for, or its own name when unknown
+    known: bool  # an option of the pinned engine version (exactly, as alias, or negated)
+    abbreviates: str | None = None  # argparse's unique-prefix match
+    ambiguous: tuple[str, ...] = ()  # several options start with it: argparse refuses it
+
+
+def _option_string(flag: str) -> str:
+    """`--flag`, `-f` or a bare `flag` as argparse sees it: `_` as `-`, lowercase, no `=value`."""
+    text = flag.strip().split("=", 1)[0]
+    body = text.lstrip("-").replace("_", "-").lower()
+    return ("-" if len(text) - len(text.lstrip("-")) == 1 else "--") + body
+
+
+@functools.cache
+def engine_options(engine: str) -> dict[str, str]:
+    """Option string -> long name, for every option of the pinned engine version."""
+    longs = {f"--{name}": name for name in ENGINE_LONG_OPTIONS[engine]}
+    return longs | ENGINE_OPTION_ALIASES[engine]
+
+
+def resolve_flag(engine: str, flag: str) -> FlagName:
+    """The option a flag names, as the pinned engine's argparse resolves it.
+
+    Exact option strings and aliases (`-tp`, SGLang `--model`), vLLM's `--no-` negation and
+    `--speculative-config.<field>`, then argparse's unique-prefix rule (`--tp` is SGLang's
+    `--tp-size`). A bare name (hp:engineArgs) is tried as a long option, then as a short one.
+    """
+    options = engine_options(engine)
+    spelled = _option_string(flag)
+    body = spelled.lstrip("-")
+    candidates = [spelled] if flag.strip().startswith("-") else [spelled, f"-{body}"]
+    for option in candidates:
+        if option in options:
+            return FlagName(spelled, options[option], True)
+    base, dot, field = body.partition(".")
+    if f"--{body.removeprefix('no-')}" in options and body.startswith("no-"):
+        return FlagName(spelled, options[f"--{body[3:]}"], True)
+    if dot and f"--{base}" in options:
+        return FlagName(spelled, f"{options[f'--{base}']}.{field}", True)
+    if not spelled.startswith("--") or not body:
+        return FlagName(spelled, body, False)
+    matches = sorted({key for option, key in options.items() if option.startswith(spelled)})
+    if len(matches) == 1:
+        return FlagName(spelled, matches[0], True, abbreviates=matches[0])
+    return FlagName(spelled, body, False, ambiguous=tuple(matches))
+
+
 def canonical_flag(engine: str, flag: str) -> str:
-    """The one name of a flag: no leading dashes or `=value`, `_` as `-`, lowercase, aliases
-    and vLLM's `--no-` negation folded. Used to compare, never to spell a flag for an engine."""
-    name = flag.strip().lstrip("-").split("=", 1)[0].replace("_", "-").lower()
-    name = ALIASES[engine].get(name, name)
-    if name.startswith("no-") and name != "no-":
-        name = ALIASES[engine].get(name[3:], name[3:])
-    return name
+    """The one name of a flag (the engine's long name when it knows it); used to compare."""
+    return resolve_flag(engine, flag).key
 
 
 def is_speculative_flag(engine: str, key: str) -> bool:
@@ -396,59 +409,79 @@ def is_speculative_flag(engine: str, key: str) -> bool:
 
 
 def is_secret_flag(flag: str) -> bool:
-    words = flag.strip().lstrip("-").split("=", 1)[0].replace("_", "-").lower().split("-")
+    """A flag whose value is a secret: one of the engines' own, or a name that looks like one
+    (for versions whose flags the contract does not list)."""
+    name = _option_string(flag).lstrip("-")
+    if name in SECRET_FLAGS:
+        return True
+    if any(name in ENGINE_LONG_OPTIONS[engine] for engine in ENGINES):
+        return False  # --allow-credentials, --bucket-time-to-first-token
+    words = name.split("-")
     return bool(_SECRET_ANYWHERE & set(words)) or words[-1] in _SECRET_LAST
 
 
-def abbreviated_flag(engine: str, key: str) -> str | None:
-    """The speculative or program-owned flag that `key` abbreviates, if any.
+def _did_you_mean(engine: str, body: str) -> str:
+    close = difflib.get_close_matches(body, ENGINE_LONG_OPTIONS[engine], n=1)
+    return f"; did you mean {close[0]}?" if close else ""
 
-    argparse accepts a unique prefix of a long option (`--specul` is `--speculative-config`),
-    so a prefix would slip a setting past every check that compares full names.
+
+def flag_name_problem(
+    engine: str, flag: str, version: str | None = None, *, any_abbreviation: bool = True
+) -> str | None:
+    """The rules on a flag's name in hp:engineArgs and in SM_* variable names.
+
+    Names the pinned engine version does not know are refused; for another `version` (a
+    prebuilt image) only the name's shape and the other engine's names are checked.
+    `any_abbreviation=False` (the wrapper) refuses only abbreviations of speculative flags.
     """
-    guarded = (*SPECULATIVE_FLAG_NAMES[engine], *sorted(OWNED_FLAGS[engine]))
-    if len(key) < 2 or key in guarded:
-        return None
-    return next((full for full in guarded if full.startswith(key)), None)
-
-
-def flag_name_problem(engine: str, flag: str) -> str | None:
-    """The rules on a flag's name in hp:engineArgs and in SM_* variable names."""
-    key = canonical_flag(engine, flag)
-    if not _FLAG_NAME.fullmatch(key):
+    name = resolve_flag(engine, flag)
+    body = name.spelled.lstrip("-")
+    if not _FLAG_NAME.fullmatch(body):
         return "is not a flag name (letters, digits and '-')"
-    return flag_spelling_problem(engine, flag)
+    if body in OTHER_ENGINE_FLAGS[engine]:
+        return f"is not a {engine} flag; {engine} calls it {OTHER_ENGINE_FLAGS[engine][body]}"
+    if version not in (None, PINNED_VERSIONS[engine]):
+        return None
+    if name.ambiguous:
+        shown = ", ".join(name.ambiguous[:4])
+        return f"is ambiguous for {engine} (it starts {shown}...); spell the flag out in full"
+    if not name.known:
+        pinned = f"{engine} {PINNED_VERSIONS[engine]}"
+        return f"is not a flag of {pinned}{_did_you_mean(engine, body)}"
+    return flag_spelling_problem(engine, flag, guarded_only=not any_abbreviation)
 
 
-def flag_spelling_problem(engine: str, flag: str) -> str | None:
-    """An abbreviation of a guarded flag, or the other engine's name for a common flag.
+def flag_spelling_problem(engine: str, flag: str, *, guarded_only: bool = False) -> str | None:
+    """An abbreviation: argparse would take it, but it slips past checks that compare names.
 
-    Also applied to container arguments, which otherwise go to the engine verbatim.
+    hp:engineArgs refuses every abbreviation; the wrapper (`guarded_only`) only those of
+    speculative flags, whose settings it validates, so `--tp 4` in a container command works.
     """
-    key = canonical_flag(engine, flag)
-    full = abbreviated_flag(engine, key)
-    if full is not None:
-        return f"abbreviates --{full}; spell the flag out in full"
-    if key in OTHER_ENGINE_FLAGS[engine]:
-        return f"is not a {engine} flag; {engine} calls it {OTHER_ENGINE_FLAGS[engine][key]}"
-    return None
+    name = resolve_flag(engine, flag)
+    full = name.abbreviates
+    if full is None or (guarded_only and not is_speculative_flag(engine, full)):
+        return None
+    return f"abbreviates --{full}; spell the flag out in full"
 
 
-def engine_arg_problem(engine: str, flag: str, value: object) -> str | None:
+def engine_arg_problem(
+    engine: str, flag: str, value: object, version: str | None = None
+) -> str | None:
     """Why hp:engineArgs may not carry `flag: value` for `engine`, or None.
 
-    One sentence naming what to change: not a flag name, an abbreviation, the other engine's
-    name, a speculative flag (hp:speculative* keys), a flag the program owns, a secret (Pulumi
-    secret + Kubernetes Secret), or a value that is not one string, number, boolean or map.
+    One sentence naming what to change: not a flag name, not a flag of the engine (with a
+    did-you-mean), an abbreviation, the other engine's name, a speculative flag (hp:speculative*
+    keys), a flag the program owns, a secret (Pulumi secret + Kubernetes Secret), or a value
+    that is not one string, number, boolean or map. `version`: hp:engineVersion (None: pinned).
     """
-    problem = flag_name_problem(engine, flag)
-    if problem is not None:
-        return problem
     key = canonical_flag(engine, flag)
     if is_speculative_flag(engine, key):
         return "speculative settings go in the hp:speculative* keys, not in hp:engineArgs"
     if key in OWNED_FLAGS[engine]:
         return "is set by the program from the other hp:* keys; remove it from hp:engineArgs"
+    problem = flag_name_problem(engine, flag, version)
+    if problem is not None:
+        return problem
     if is_secret_flag(key):
         return (
             "carries a secret, which hp:engineArgs would store in plain text in the manifest; "
@@ -483,6 +516,12 @@ def duplicate_flag_problems(engine: str, flags: Iterable[str]) -> list[tuple[str
         else:
             first[key] = flag
     return problems
+
+
+def neutral_setting(engine: str, flag: str) -> str | None:
+    """The NEUTRAL_SETTINGS key whose engine flag `flag` is (for "set it once" checks)."""
+    key = canonical_flag(engine, flag)
+    return next((name for name, flags in NEUTRAL_SETTINGS.items() if flags[engine] == key), None)
 
 
 # --- the container environment, read back ---------------------------------------------------
@@ -525,15 +564,20 @@ class Setting:
     source: str
 
 
-def env_flag(engine: str, variable: str, value: str) -> EnvFlag | None:
-    """The DLC convention for one variable; None when `false` omits the flag."""
+def env_flag(engine: str, variable: str, value: str, version: str | None = None) -> EnvFlag | None:
+    """The DLC convention for one variable; None when `false` omits the flag.
+
+    `version` is the image's engine version (None: pinned); see `flag_name_problem`.
+    """
     prefix = ENV_PREFIXES[engine]
     name = variable[len(prefix) :].lower().replace("_", "-")
     if not name:
         raise EnvProblem(variable, f"no flag name after {prefix}; remove the variable")
-    for problem in (text_problem(variable), flag_name_problem(engine, name)):
-        if problem is not None:
-            raise EnvProblem(variable, problem)
+    if (problem := text_problem(variable)) is not None:
+        raise EnvProblem(variable, problem)
+    problem = flag_name_problem(engine, f"--{name}", version, any_abbreviation=False)
+    if problem is not None:
+        raise EnvProblem(variable, problem)
     if (problem := text_problem(value)) is not None:
         raise EnvProblem(variable, problem)
     text = value.strip()
@@ -541,7 +585,7 @@ def env_flag(engine: str, variable: str, value: str) -> EnvFlag | None:
         raise EnvProblem(variable, "empty value; set a value, `true` for a bare flag, or unset it")
     if text.lower() == "false":
         return None
-    key = canonical_flag(engine, name)
+    key = canonical_flag(engine, f"--{name}")
     if text.lower() == "true":
         return EnvFlag(variable, name, key, None)
     return EnvFlag(variable, name, key, normalized_value(engine, key, text))
@@ -567,12 +611,12 @@ def _lowercase_vllm_method(value: str) -> str:
     return json.dumps({**parsed, "method": method.lower()}, separators=(",", ":"))
 
 
-def env_flags(engine: str, env: Mapping[str, str]) -> list[EnvFlag]:
+def env_flags(engine: str, env: Mapping[str, str], version: str | None = None) -> list[EnvFlag]:
     """The engine's SM_* variables as flags, sorted by variable name; raises EnvProblem."""
     flags: list[EnvFlag] = []
     for variable in sorted(env):
         if variable.startswith(ENV_PREFIXES[engine]):
-            flag = env_flag(engine, variable, env[variable])
+            flag = env_flag(engine, variable, env[variable], version)
             if flag is not None:
                 flags.append(flag)
     by_key: dict[str, str] = {}
@@ -594,7 +638,8 @@ def is_speculative_variable(engine: str, variable: str) -> bool:
         return True
     prefix = ENV_PREFIXES[engine]
     name = variable[len(prefix) :].replace("_", "-")
-    return variable.startswith(prefix) and is_speculative_flag(engine, canonical_flag(engine, name))
+    key = canonical_flag(engine, f"--{name}")
+    return variable.startswith(prefix) and is_speculative_flag(engine, key)
 
 
 def settings_from_flags(flags: Iterable[EnvFlag]) -> dict[str, Setting]:
@@ -774,3 +819,815 @@ def _check_sglang_triple(algorithm: str, settings: Mapping[str, Setting]) -> Non
     if chain and steps is not None and draft_tokens != steps + 1:
         source = settings["speculative-num-draft-tokens"].source
         raise EnvProblem(source, f"with top-k 1 SGLang uses steps + 1 = {steps + 1}; set that")
+
+
+# --- BEGIN GENERATED by scripts/engine_flags.py from vllm 0.27.1, sglang 0.5.17 ---
+# Do not edit. The long options `vllm serve` and `python3 -m sglang.launch_server` accept
+# at the pinned versions, and their other option strings (short forms, aliases).
+ENGINE_LONG_OPTIONS: Final[dict[str, tuple[str, ...]]] = {
+    # vllm 0.27.1: vllm/engine/arg_utils.py + vllm/entrypoints/openai/cli_args.py
+    VLLM: (
+        "additional-config",
+        "aggregate-engine-logging",
+        "all2all-backend",
+        "allow-credentials",
+        "allow-deprecated-quantization",
+        "allowed-headers",
+        "allowed-local-media-path",
+        "allowed-media-domains",
+        "allowed-methods",
+        "allowed-origins",
+        "api-key",
+        "api-server-count",
+        "async-scheduling",
+        "attention-backend",
+        "attention-config",
+        "block-size",
+        "calculate-kv-scales",
+        "chat-template",
+        "chat-template-content-format",
+        "code-revision",
+        "cohere-format",
+        "cohere-is-reasoning-model",
+        "collect-detailed-traces",
+        "compilation-config",
+        "config",
+        "config-format",
+        "convert",
+        "cp-kv-cache-interleave-size",
+        "cpu-distributed-timeout-seconds",
+        "cpu-offload-gb",
+        "cpu-offload-params",
+        "cudagraph-capture-sizes",
+        "cudagraph-metrics",
+        "data-parallel-address",
+        "data-parallel-backend",
+        "data-parallel-external-lb",
+        "data-parallel-hybrid-lb",
+        "data-parallel-multi-port-external-lb",
+        "data-parallel-rank",
+        "data-parallel-rpc-port",
+        "data-parallel-size",
+        "data-parallel-size-local",
+        "data-parallel-start-rank",
+        "data-parallel-supervisor-port",
+        "dbo-decode-token-threshold",
+        "dbo-prefill-token-threshold",
+        "dcp-comm-backend",
+        "dcp-kv-cache-interleave-size",
+        "decode-context-parallel-size",
+        "default-chat-template-kwargs",
+        "default-mm-loras",
+        "device-ids",
+        "diffusion-config",
+        "disable-access-log-for-endpoints",
+        "disable-cascade-attn",
+        "disable-chunked-mm-input",
+        "disable-custom-all-reduce",
+        "disable-fastapi-docs",
+        "disable-hybrid-kv-cache-manager",
+        "disable-log-stats",
+        "disable-nccl-for-dp-synchronization",
+        "disable-sliding-window",
+        "disable-uvicorn-access-log",
+        "distributed-executor-backend",
+        "distributed-timeout-seconds",
+        "download-dir",
+        "dp-supervisor-probe-failure-threshold",
+        "dp-supervisor-probe-interval-s",
+        "dp-supervisor-probe-timeout-s",
+        "dtype",
+        "ec-transfer-config",
+        "enable-auto-tool-choice",
+        "enable-bf16x3-router-gemm",
+        "enable-chunked-prefill",
+        "enable-cumem-allocator",
+        "enable-dbo",
+        "enable-elastic-ep",
+        "enable-ep-weight-filter",
+        "enable-eplb",
+        "enable-expert-parallel",
+        "enable-fault-tolerance",
+        "enable-flash-late-interaction",
+        "enable-flashinfer-autotune",
+        "enable-force-include-usage",
+        "enable-layerwise-nvtx-tracing",
+        "enable-log-deltas",
+        "enable-log-outputs",
+        "enable-log-requests",
+        "enable-logging-iteration-details",
+        "enable-lora",
+        "enable-mamba-cache-stochastic-rounding",
+        "enable-mfu-metrics",
+        "enable-mixed-moe-lora-format",
+        "enable-mm-embeds",
+        "enable-moe-shared-loras",
+        "enable-offline-docs",
+        "enable-per-request-metrics",
+        "enable-prefix-caching",
+        "enable-prompt-embeds",
+        "enable-prompt-tokens-details",
+        "enable-request-id-headers",
+        "enable-return-routed-experts",
+        "enable-server-load-tracking",
+        "enable-sleep-mode",
+        "enable-ssl-refresh",
+        "enable-tokenizer-info-endpoint",
+        "enable-tower-connector-lora",
+        "enforce-eager",
+        "eplb-config",
+        "exclude-tools-when-tool-choice-none",
+        "expert-placement-strategy",
+        "fail-on-environ-validation",
+        "fault-tolerance-config",
+        "fingerprint-mode",
+        "fingerprint-value",
+        "fully-sharded-loras",
+        "gdn-prefill-backend",
+        "generation-config",
+        "gpu-memory-utilization",
+        "grpc",
+        "h11-max-header-count",
+        "h11-max-incomplete-event-size",
+        "headless",
+        "hf-config-path",
+        "hf-overrides",
+        "hf-token",
+        "host",
+        "ignore-patterns",
+        "interleave-mm-strings",
+        "io-processor-plugin",
+        "ir-op-priority",
+        "jit-monitor-mode",
+        "jit-monitor-verbose",
+        "kda-prefill-backend",
+        "kernel-config",
+        "kv-cache-dtype",
+        "kv-cache-dtype-skip-layers",
+        "kv-cache-memory-bytes",
+        "kv-cache-metrics",
+        "kv-cache-metrics-sample",
+        "kv-events-config",
+        "kv-offloading-backend",
+        "kv-offloading-size",
+        "kv-sharing-fast-prefill",
+        "kv-transfer-config",
+        "language-model-only",
+        "limit-mm-per-prompt",
+        "linear-backend",
+        "load-format",
+        "log-config-file",
+        "log-error-stack",
+        "logits-processors",
+        "logprobs-mode",
+        "long-prefill-token-threshold",
+        "lora-dtype",
+        "lora-modules",
+        "lora-target-modules",
+        "mamba-backend",
+        "mamba-block-size",
+        "mamba-cache-dtype",
+        "mamba-cache-mode",
+        "mamba-cache-philox-rounds",
+        "mamba-ssm-cache-dtype",
+        "mamba-ssu-algorithm",
+        "master-addr",
+        "master-port",
+        "max-cpu-loras",
+        "max-cudagraph-capture-size",
+        "max-log-len",
+        "max-logprobs",
+        "max-lora-rank",
+        "max-loras",
+        "max-model-len",
+        "max-num-batched-tokens",
+        "max-num-scheduled-tokens",
+        "max-num-seqs",
+        "max-parallel-loading-workers",
+        "media-io-kwargs",
+        "middleware",
+        "mm-encoder-attn-backend",
+        "mm-encoder-attn-dtype",
+        "mm-encoder-fp8-scale-path",
+        "mm-encoder-fp8-scale-save-margin",
+        "mm-encoder-fp8-scale-save-path",
+        "mm-encoder-only",
+        "mm-encoder-tp-mode",
+        "mm-hasher-algorithm",
+        "mm-ipc-gpu-memory-gb",
+        "mm-processor-cache-gb",
+        "mm-processor-cache-type",
+        "mm-processor-kwargs",
+        "mm-shm-cache-max-object-size-mb",
+        "mm-tensor-ipc",
+        "model",
+        "model-class-overrides",
+        "model-impl",
+        "model-loader-extra-config",
+        "moe-backend",
+        "nnodes",
+        "node-rank",
+        "num-gpu-blocks-override",
+        "numa-bind",
+        "numa-bind-cpus",
+        "numa-bind-nodes",
+        "offload-backend",
+        "offload-group-size",
+        "offload-num-in-group",
+        "offload-params",
+        "offload-prefetch-step",
+        "optimization-level",
+        "otlp-traces-endpoint",
+        "override-attention-dtype",
+        "override-generation-config",
+        "performance-mode",
+        "pipeline-parallel-size",
+        "pooler-config",
+        "port",
+        "prefill-context-parallel-size",
+        "prefill-schedule-interval",
+        "prefix-caching-hash-algo",
+        "prefix-match-unit",
+        "profiler-config",
+        "pt-load-map-location",
+        "quantization",
+        "quantization-config",
+        "ray-workers-use-nsight",
+        "reasoning-config",
+        "reasoning-parser",
+        "reasoning-parser-plugin",
+        "renderer-num-workers",
+        "replayssm-buffer-len",
+        "response-role",
+        "return-tokens-as-token-ids",
+        "revision",
+        "root-path",
+        "runner",
+        "safetensors-load-strategy",
+        "safetensors-prefetch-block-size",
+        "safetensors-prefetch-num-threads",
+        "scheduler-cls",
+        "scheduler-reserve-full-isl",
+        "scheduling-policy",
+        "seed",
+        "served-model-name",
+        "show-hidden-metrics-for-version",
+        "shutdown-timeout",
+        "skip-mm-profiling",
+        "skip-tokenizer-init",
+        "spec-method",
+        "spec-model",
+        "spec-tokens",
+        "specialize-active-lora",
+        "speculative-config",
+        "ssl-ca-certs",
+        "ssl-cert-reqs",
+        "ssl-certfile",
+        "ssl-ciphers",
+        "ssl-keyfile",
+        "stream-interval",
+        "structured-outputs-config",
+        "tensor-parallel-size",
+        "tokenizer",
+        "tokenizer-mode",
+        "tokenizer-revision",
+        "tokens-only",
+        "tool-call-parser",
+        "tool-parser-plugin",
+        "tool-server",
+        "trust-remote-code",
+        "trust-request-chat-template",
+        "ubatch-size",
+        "uds",
+        "use-fp64-gumbel",
+        "use-replayssm",
+        "use-tqdm-on-load",
+        "uvicorn-log-level",
+        "video-pruning-method",
+        "video-pruning-rate",
+        "watermark",
+        "weight-transfer-config",
+        "worker-cls",
+        "worker-extension-cls",
+    ),
+    # sglang 0.5.17: sglang/srt/server_args.py
+    SGLANG: (
+        "abort-on-priority-when-disabled",
+        "admin-api-key",
+        "allow-auto-truncate",
+        "api-key",
+        "asr-max-buffer-seconds",
+        "asr-max-concurrent-sessions",
+        "attention-backend",
+        "attn-cp-size",
+        "base-gpu-id",
+        "batch-notify-size",
+        "bf16-gemm-backend",
+        "bucket-e2e-request-latency",
+        "bucket-inter-token-latency",
+        "bucket-time-to-first-token",
+        "chat-template",
+        "checkpoint-engine-wait-weights-before-ready",
+        "chunked-prefill-size",
+        "collect-tokens-histogram",
+        "completion-template",
+        "config",
+        "constrained-json-disable-any-whitespace",
+        "constrained-json-whitespace-pattern",
+        "context-length",
+        "cp-strategy",
+        "cpu-offload-gb",
+        "crash-dump-folder",
+        "cuda-graph-backend-decode",
+        "cuda-graph-backend-prefill",
+        "cuda-graph-bs",
+        "cuda-graph-bs-decode",
+        "cuda-graph-bs-prefill",
+        "cuda-graph-config",
+        "cuda-graph-max-bs",
+        "cuda-graph-max-bs-decode",
+        "cuda-graph-max-bs-prefill",
+        "cuda-graph-tc-compiler",
+        "custom-weight-loader",
+        "dcp-comm-backend",
+        "dcp-replicate-q-proj",
+        "dcp-size",
+        "debug-cuda-graph",
+        "debug-tensor-dump-input-file",
+        "debug-tensor-dump-layers",
+        "debug-tensor-dump-output-folder",
+        "decode-attention-backend",
+        "decode-log-interval",
+        "decoupled-spec-bind-endpoint",
+        "decoupled-spec-connect-endpoints",
+        "decoupled-spec-rank",
+        "decoupled-spec-role",
+        "decrypted-config-file",
+        "decrypted-draft-config-file",
+        "deepep-config",
+        "deepep-dispatcher-output-dtype",
+        "deepep-mode",
+        "default-chat-template-kwargs",
+        "default-priority-value",
+        "delete-ckpt-after-loading",
+        "detokenizer-worker-num",
+        "device",
+        "disable-attn-tp-gather",
+        "disable-chunked-prefix-cache",
+        "disable-cuda-graph",
+        "disable-cuda-graph-padding",
+        "disable-custom-all-reduce",
+        "disable-decode-cuda-graph",
+        "disable-fast-image-processor",
+        "disable-flashinfer-autotune",
+        "disable-flashinfer-cutlass-moe-fp4-allgather",
+        "disable-hybrid-swa-memory",
+        "disable-outlines-disk-cache",
+        "disable-overlap-schedule",
+        "disable-piecewise-cuda-graph",
+        "disable-prefill-cuda-graph",
+        "disable-priority-preemption",
+        "disable-radix-cache",
+        "disable-shared-experts-fusion",
+        "disable-tokenizer-batch-decode",
+        "disaggregation-bootstrap-port",
+        "disaggregation-decode-enable-offload-kvcache",
+        "disaggregation-decode-enable-radix-cache",
+        "disaggregation-decode-extra-slots",
+        "disaggregation-decode-polling-interval",
+        "disaggregation-ib-device",
+        "disaggregation-mode",
+        "disaggregation-transfer-backend",
+        "dist-init-addr",
+        "dist-timeout",
+        "dllm-algorithm",
+        "dllm-algorithm-config",
+        "dllm-fdfo",
+        "download-dir",
+        "dp-size",
+        "dsa-decode-backend",
+        "dsa-paged-mqa-logits-backend",
+        "dsa-prefill-backend",
+        "dsa-prefill-cp-mode",
+        "dsa-topk-backend",
+        "dtype",
+        "dwdp-size",
+        "dynamic-batch-tokenizer-batch-size",
+        "dynamic-batch-tokenizer-batch-timeout",
+        "elastic-ep-backend",
+        "elastic-ep-initial-size",
+        "elastic-ep-join-mode",
+        "elastic-ep-join-rank-offset",
+        "elastic-ep-rejoin",
+        "elastic-ep-scale-timeout",
+        "enable-adaptive-dispatch-to-encoder",
+        "enable-aiter-allreduce-fusion",
+        "enable-attn-tp-input-scattered",
+        "enable-breakable-cuda-graph",
+        "enable-broadcast-mm-inputs-process",
+        "enable-cache-report",
+        "enable-cp-decode-attn-tp",
+        "enable-cudagraph-gc",
+        "enable-custom-logit-processor",
+        "enable-deepseek-v4-fp4-indexer",
+        "enable-deterministic-inference",
+        "enable-dp-attention",
+        "enable-dp-attention-local-control-broadcast",
+        "enable-dp-lm-head",
+        "enable-draft-weights-cpu-backup",
+        "enable-dsa-cache-layer-split",
+        "enable-dsa-prefill-context-parallel",
+        "enable-dynamic-batch-tokenizer",
+        "enable-dynamic-chunking",
+        "enable-elastic-expert-backup",
+        "enable-eplb",
+        "enable-expert-distribution-metrics",
+        "enable-flashinfer-allreduce-fusion",
+        "enable-flexkv",
+        "enable-forward-pass-metrics",
+        "enable-fp32-lm-head",
+        "enable-fused-moe-sum-all-reduce",
+        "enable-fused-qk-norm-rope",
+        "enable-gdn-replayssm-spec",
+        "enable-hierarchical-cache",
+        "enable-hisparse",
+        "enable-http2",
+        "enable-int8-mamba-checkpoint",
+        "enable-layerwise-nvtx-marker",
+        "enable-linear-replayssm",
+        "enable-linear-replayssm-spec",
+        "enable-lmcache",
+        "enable-lora",
+        "enable-lora-overlap-loading",
+        "enable-mamba-cache-stochastic-rounding",
+        "enable-memory-saver",
+        "enable-metrics",
+        "enable-metrics-for-all-schedulers",
+        "enable-mfu-metrics",
+        "enable-mis",
+        "enable-mixed-chunk",
+        "enable-mm-global-cache",
+        "enable-mscclpp",
+        "enable-multi-layer-eagle",
+        "enable-multimodal",
+        "enable-nccl-nvls",
+        "enable-nsa-prefill-context-parallel",
+        "enable-p2p-check",
+        "enable-page-major-kv-layout",
+        "enable-pdmux",
+        "enable-precise-embedding-interpolation",
+        "enable-prefill-context-parallel",
+        "enable-prefill-cp",
+        "enable-prefill-delayer",
+        "enable-prefix-mm-cache",
+        "enable-priority-scheduling",
+        "enable-profile-cuda-graph",
+        "enable-quant-communications",
+        "enable-request-time-stats-logging",
+        "enable-return-hidden-states",
+        "enable-return-indexer-topk",
+        "enable-return-routed-experts",
+        "enable-scattered-sconv",
+        "enable-session-radix-cache",
+        "enable-single-batch-overlap",
+        "enable-ssl-refresh",
+        "enable-streaming-session",
+        "enable-strict-thinking",
+        "enable-symm-mem",
+        "enable-tf32-matmul",
+        "enable-tokenizer-batch-encode",
+        "enable-torch-compile",
+        "enable-torch-compile-debug-mode",
+        "enable-torch-symm-mem",
+        "enable-trace",
+        "enable-two-batch-overlap",
+        "enable-unified-memory",
+        "enable-waterfill",
+        "enable-weights-cpu-backup",
+        "encoder-bootstrap-port",
+        "encoder-only",
+        "encoder-register-urls",
+        "encoder-transfer-backend",
+        "encoder-urls",
+        "enforce-disable-flashinfer-allreduce-fusion",
+        "enforce-piecewise-cuda-graph",
+        "enforce-shared-experts-fusion",
+        "engine-info-bootstrap-port",
+        "ep-dispatch-algorithm",
+        "ep-num-redundant-experts",
+        "ep-size",
+        "eplb-algorithm",
+        "eplb-min-rebalancing-utilization-threshold",
+        "eplb-rebalance-layers-per-chunk",
+        "eplb-rebalance-num-iterations",
+        "expert-distribution-recorder-buffer-size",
+        "expert-distribution-recorder-mode",
+        "experts-shared-outer-loras",
+        "export-metrics-to-file",
+        "export-metrics-to-file-dir",
+        "extra-metric-labels",
+        "fastapi-root-path",
+        "file-storage-path",
+        "flashinfer-allreduce-fusion-backend",
+        "flashinfer-autotune-skip-ops",
+        "flashinfer-mla-disable-ragged",
+        "flashinfer-mxfp4-moe-precision",
+        "flexkv-config-file",
+        "forward-hooks",
+        "forward-pass-metrics-ipc-name",
+        "forward-pass-metrics-worker-id",
+        "fp4-gemm-backend",
+        "fp8-gemm-backend",
+        "fuseep-mode",
+        "gc-threshold",
+        "gc-warning-threshold-secs",
+        "generation-tokens-buckets",
+        "gpu-id-step",
+        "grammar-backend",
+        "grpc-mode",
+        "grpc-port",
+        "hf-chat-template-name",
+        "hicache-io-backend",
+        "hicache-mem-layout",
+        "hicache-ratio",
+        "hicache-size",
+        "hicache-storage-backend",
+        "hicache-storage-backend-extra-config",
+        "hicache-storage-prefetch-policy",
+        "hicache-write-policy",
+        "hisparse-config",
+        "host",
+        "incremental-streaming-output",
+        "init-expert-location",
+        "int8-mamba-ckpt-size",
+        "is-embedding",
+        "json-model-override-args",
+        "keep-mm-feature-on-device",
+        "kt-cpuinfer",
+        "kt-max-deferred-experts-per-token",
+        "kt-method",
+        "kt-num-gpu-experts",
+        "kt-threadpool-count",
+        "kt-weight-path",
+        "kv-cache-dtype",
+        "kv-canary",
+        "kv-canary-real-data",
+        "kv-canary-sweep-interval",
+        "kv-events-config",
+        "language-only",
+        "limit-mm-data-per-request",
+        "linear-attn-backend",
+        "linear-attn-decode-backend",
+        "linear-attn-prefill-backend",
+        "linear-attn-verify-backend",
+        "linear-replayssm-cache-len",
+        "lmcache-config-file",
+        "load-balance-method",
+        "load-format",
+        "load-snapshot-publish-interval",
+        "log-level",
+        "log-level-http",
+        "log-requests",
+        "log-requests-format",
+        "log-requests-level",
+        "log-requests-target",
+        "lora-backend",
+        "lora-drain-wait-threshold",
+        "lora-eviction-policy",
+        "lora-paths",
+        "lora-strict-loading",
+        "lora-target-modules",
+        "lora-use-virtual-experts",
+        "mamba-backend",
+        "mamba-cache-philox-rounds",
+        "mamba-full-memory-ratio",
+        "mamba-max-states-per-path",
+        "mamba-radix-cache-strategy",
+        "mamba-scheduler-strategy",
+        "mamba-ssm-dtype",
+        "mamba-track-interval",
+        "max-ep-size",
+        "max-loaded-loras",
+        "max-lora-chunk-size",
+        "max-lora-rank",
+        "max-loras-per-batch",
+        "max-mamba-cache-size",
+        "max-prefill-tokens",
+        "max-queued-requests",
+        "max-running-requests",
+        "max-total-tokens",
+        "mem-fraction-static",
+        "min-free-slots-delay",
+        "mm-attention-backend",
+        "mm-enable-dp-encoder",
+        "mm-feature-transport",
+        "mm-io-worker-num",
+        "mm-process-config",
+        "mm-processor-worker-num",
+        "model-checksum",
+        "model-config-parser",
+        "model-impl",
+        "model-loader-extra-config",
+        "model-path",
+        "modelexpress-config",
+        "modelopt-checkpoint-restore-path",
+        "modelopt-checkpoint-save-path",
+        "modelopt-export-path",
+        "modelopt-quant",
+        "moe-a2a-backend",
+        "moe-dense-tp-size",
+        "moe-dp-size",
+        "moe-runner-backend",
+        "mooncake-ib-device",
+        "msprobe-dump-config",
+        "nccl-port",
+        "nnodes",
+        "node-rank",
+        "nsa-decode-backend",
+        "nsa-prefill-backend",
+        "nsa-prefill-cp-mode",
+        "num-continuous-decode-steps",
+        "num-reserved-decode-tokens",
+        "numa-node",
+        "offload-group-size",
+        "offload-mode",
+        "offload-num-in-group",
+        "offload-prefetch-step",
+        "optimistic-prefill-attempts",
+        "otlp-traces-endpoint",
+        "page-size",
+        "pdmux-config-path",
+        "piecewise-cuda-graph-compiler",
+        "piecewise-cuda-graph-max-tokens",
+        "piecewise-cuda-graph-tokens",
+        "port",
+        "pp-async-batch-depth",
+        "pp-max-micro-batch-size",
+        "pp-size",
+        "pre-warm-nccl",
+        "preferred-sampling-params",
+        "prefill-attention-backend",
+        "prefill-cp-mode",
+        "prefill-delayer-forward-passes-buckets",
+        "prefill-delayer-max-delay-ms",
+        "prefill-delayer-max-delay-passes",
+        "prefill-delayer-queue-min-ratio",
+        "prefill-delayer-token-usage-low-watermark",
+        "prefill-delayer-wait-seconds-buckets",
+        "prefill-max-requests",
+        "prefill-only-disable-kv-cache",
+        "prefill-round-robin-balance",
+        "priority-scheduling-preemption-threshold",
+        "prompt-tokens-buckets",
+        "quantization",
+        "quantization-param-path",
+        "quantize-and-serve",
+        "radix-cache-backend",
+        "radix-eviction-policy",
+        "random-seed",
+        "reasoning-parser",
+        "remote-instance-weight-loader-backend",
+        "remote-instance-weight-loader-seed-instance-ip",
+        "remote-instance-weight-loader-seed-instance-service-port",
+        "remote-instance-weight-loader-send-weights-group-ports",
+        "remote-instance-weight-loader-start-seed-via-transfer-engine",
+        "retraction-policy",
+        "return-hidden-states-mode",
+        "revision",
+        "rl-on-policy-target",
+        "rl-quant-profile",
+        "sampling-backend",
+        "sampling-defaults",
+        "schedule-conservativeness",
+        "schedule-low-priority-values-first",
+        "schedule-policy",
+        "scheduler-recv-interval",
+        "served-model-name",
+        "show-time-cost",
+        "sidecar",
+        "sidecar-args",
+        "skip-server-warmup",
+        "skip-tokenizer-init",
+        "sleep-on-idle",
+        "sm-group-num",
+        "smg-grpc-mode",
+        "smg-http-sidecar-port",
+        "soft-watchdog-timeout",
+        "spec-trace-dir",
+        "speculative-accept-threshold-acc",
+        "speculative-accept-threshold-single",
+        "speculative-adaptive",
+        "speculative-adaptive-config",
+        "speculative-algorithm",
+        "speculative-attention-mode",
+        "speculative-dflash-block-size",
+        "speculative-dflash-draft-window-size",
+        "speculative-draft-attention-backend",
+        "speculative-draft-load-format",
+        "speculative-draft-model-path",
+        "speculative-draft-model-quantization",
+        "speculative-draft-model-revision",
+        "speculative-draft-window-size",
+        "speculative-dspark-align-verify-tokens-to-graph-tier",
+        "speculative-dspark-block-size",
+        "speculative-dspark-confidence-sts-path",
+        "speculative-dspark-sps-table-path",
+        "speculative-eagle-topk",
+        "speculative-moe-a2a-backend",
+        "speculative-moe-runner-backend",
+        "speculative-ngram-capacity",
+        "speculative-ngram-external-corpus-max-tokens",
+        "speculative-ngram-external-corpus-path",
+        "speculative-ngram-external-sam-budget",
+        "speculative-ngram-match-type",
+        "speculative-ngram-max-bfs-breadth",
+        "speculative-ngram-max-trie-depth",
+        "speculative-ngram-min-bfs-breadth",
+        "speculative-num-draft-tokens",
+        "speculative-num-steps",
+        "speculative-skip-dp-mlp-sync",
+        "speculative-token-map",
+        "speculative-use-rejection-sampling",
+        "ssl-ca-certs",
+        "ssl-certfile",
+        "ssl-keyfile",
+        "ssl-keyfile-password",
+        "stream-interval",
+        "stream-output",
+        "stream-response-default-include-usage",
+        "strip-thinking-cache",
+        "swa-full-tokens-ratio",
+        "tbo-token-distribution-threshold",
+        "tokenizer-backend",
+        "tokenizer-metrics-allowed-custom-labels",
+        "tokenizer-metrics-custom-labels-header",
+        "tokenizer-mode",
+        "tokenizer-path",
+        "tokenizer-worker-num",
+        "tool-call-parser",
+        "tool-server",
+        "torch-compile-max-bs",
+        "torchao-config",
+        "tp-size",
+        "trace-modules",
+        "triton-attention-num-kv-splits",
+        "triton-attention-reduce-in-fp32",
+        "triton-attention-split-tile-size",
+        "trust-remote-code",
+        "use-ray",
+        "uvicorn-access-log-exclude-prefixes",
+        "warmups",
+        "watchdog-timeout",
+        "weight-cache-mode",
+        "weight-cache-socket",
+        "weight-cache-timeout",
+        "weight-loader-disable-mmap",
+        "weight-loader-drop-cache-after-load",
+        "weight-loader-prefetch-checkpoints",
+        "weight-loader-prefetch-num-threads",
+        "weight-version",
+    ),
+}
+ENGINE_OPTION_ALIASES: Final[dict[str, dict[str, str]]] = {
+    VLLM: {
+        "-ac": "attention-config",
+        "-asc": "api-server-count",
+        "-cc": "compilation-config",
+        "-dc": "diffusion-config",
+        "-dcp": "decode-context-parallel-size",
+        "-dp": "data-parallel-size",
+        "-dpa": "data-parallel-address",
+        "-dpb": "data-parallel-backend",
+        "-dpe": "data-parallel-external-lb",
+        "-dph": "data-parallel-hybrid-lb",
+        "-dpl": "data-parallel-size-local",
+        "-dpm": "data-parallel-multi-port-external-lb",
+        "-dpn": "data-parallel-rank",
+        "-dpp": "data-parallel-rpc-port",
+        "-dpr": "data-parallel-start-rank",
+        "-ep": "enable-expert-parallel",
+        "-n": "nnodes",
+        "-pcp": "prefill-context-parallel-size",
+        "-pp": "pipeline-parallel-size",
+        "-q": "quantization",
+        "-r": "node-rank",
+        "-sc": "speculative-config",
+        "-tp": "tensor-parallel-size",
+    },
+    SGLANG: {
+        "--attention-context-parallel-size": "attn-cp-size",
+        "--data-parallel-size": "dp-size",
+        "--decode-context-parallel-size": "dcp-size",
+        "--ep": "ep-size",
+        "--expert-parallel-size": "ep-size",
+        "--grpc-http-sidecar-port": "smg-http-sidecar-port",
+        "--hierarchical-sparse-attention-extra-config": "hisparse-config",
+        "--model": "model-path",
+        "--moe-data-parallel-size": "moe-dp-size",
+        "--nccl-init-addr": "dist-init-addr",
+        "--pipeline-parallel-size": "pp-size",
+        "--speculative-draft-model": "speculative-draft-model-path",
+        "--tensor-parallel-size": "tp-size",
+    },
+}
+# --- END GENERATED ---

@@ -47,15 +47,22 @@ REFUSED: list[tuple[str, str, object, str]] = [
     (VLLM, "HF_TOKEN", "hf_x", "Pulumi secret"),
     (VLLM, "api-key", "k", "Pulumi secret"),
     (SGLANG, "api_key", "k", "Pulumi secret"),
-    (VLLM, "ssl-keyfile-password", "p", "Pulumi secret"),
+    (SGLANG, "ssl-keyfile-password", "p", "Pulumi secret"),
+    (SGLANG, "admin-api-key", "k", "Pulumi secret"),
+    (VLLM, "ssl-keyfile-password", "p", "not a flag of vllm 0.27.1; did you mean ssl-keyfile?"),
+    (VLLM, "max-modle-len", 1, "not a flag of vllm 0.27.1; did you mean max-model-len?"),
+    (SGLANG, "context-len", 1, "abbreviates --context-length"),
+    (SGLANG, "pp", 2, "is ambiguous"),
+    (VLLM, "tp", 2, "set by the program"),
+    (SGLANG, "disable-radix", True, "abbreviates --disable-radix-cache"),
     (VLLM, "speculative-config", "{}", "hp:speculative"),
     (VLLM, "Speculative_Config", "{}", "hp:speculative"),
     (VLLM, "sc", "{}", "hp:speculative"),
     (VLLM, "spec-method", "eagle", "hp:speculative"),
     (VLLM, "speculative-config.method", "eagle", "hp:speculative"),
-    (VLLM, "specul", "{}", "abbreviates --speculative-config"),
-    (VLLM, "speculative-c", "{}", "abbreviates --speculative-config"),
-    (SGLANG, "speculative-algo", "EAGLE", "abbreviates --speculative-algorithm"),
+    (VLLM, "specul", "{}", "hp:speculative"),
+    (VLLM, "speculative-c", "{}", "hp:speculative"),
+    (SGLANG, "speculative-algo", "EAGLE", "hp:speculative"),
     (SGLANG, "speculative-draft-model", "o/d", "hp:speculative"),
     (SGLANG, "speculative-eagle-topk", 4, "hp:speculative"),
     (VLLM, "model", "o/m", "set by the program"),
@@ -68,8 +75,11 @@ REFUSED: list[tuple[str, str, object, str]] = [
     (VLLM, "tp-size", 2, "set by the program"),
     (SGLANG, "tensor-parallel-size", 2, "set by the program"),
     (SGLANG, "served_model_name", "x", "set by the program"),
-    (VLLM, "served-model", "x", "abbreviates --served-model-name"),
-    (VLLM, "tensor-parallel", 2, "abbreviates --tensor-parallel-size"),
+    (VLLM, "served-model", "x", "set by the program"),
+    (VLLM, "max-model", 1, "abbreviates --max-model-len"),
+    (VLLM, "tensor-parallel", 2, "set by the program"),
+    (VLLM, "sc", "{}", "hp:speculative"),
+    (VLLM, "--sc", "{}", "is ambiguous"),
     (SGLANG, "max-model-len", 8192, "sglang calls it context-length"),
     (SGLANG, "gpu_memory_utilization", 0.9, "sglang calls it mem-fraction-static"),
     (VLLM, "context-length", 8192, "vllm calls it max-model-len"),
@@ -121,6 +131,41 @@ def test_engine_arg_problem_accepts_real_flags(engine: str, flag: str, value: ob
 def test_engine_arg_problem_never_raises(engine: str, flag: str, value: object) -> None:
     problem = contract.engine_arg_problem(engine, flag, value)
     assert problem is None or (problem and "\n" not in problem)
+
+
+def test_secret_flags_are_the_engines_secret_options_and_nothing_else() -> None:
+    known = {name for engine in contract.ENGINES for name in contract.ENGINE_LONG_OPTIONS[engine]}
+    assert known >= contract.SECRET_FLAGS
+    assert {name for name in known if contract.is_secret_flag(name)} == contract.SECRET_FLAGS
+    assert contract.is_secret_flag("--future-auth-token")  # a name no pinned engine has
+    assert not contract.is_secret_flag("--allow-credentials")
+
+
+def test_the_generated_option_tables_hold_the_flags_the_project_relies_on() -> None:
+    for engine in contract.ENGINES:
+        options = contract.engine_options(engine)
+        for flag in (
+            contract.MODEL_FLAGS[engine],
+            contract.TENSOR_PARALLEL_FLAGS[engine],
+            contract.SERVED_NAME_FLAG,
+            "port",
+            "host",
+            *contract.OWNED_FLAGS[engine] & set(contract.ENGINE_LONG_OPTIONS[engine]),
+        ):
+            assert f"--{flag}" in options, (engine, flag)
+        for flag in contract.OTHER_ENGINE_FLAGS[engine]:
+            assert f"--{flag}" not in options, (engine, flag)
+    assert {"--speculative-config", "-sc", "--spec-method"} <= contract.engine_options(VLLM).keys()
+    sglang = contract.engine_options(SGLANG)
+    for flag in (
+        contract.SGLANG_ALGORITHM_FLAG,
+        contract.SGLANG_DRAFT_FLAG,
+        *contract.SGLANG_TRIPLE,
+    ):
+        assert f"--{flag}" in sglang
+    for neutral in contract.NEUTRAL_SETTINGS.values():
+        for engine, flag in neutral.items():
+            assert f"--{flag}" in contract.engine_options(engine)
 
 
 def test_duplicate_flags_in_different_spellings() -> None:
@@ -213,7 +258,8 @@ def test_env_read_back_is_the_dlc_convention() -> None:
     speculative = contract.speculative_env_flags(SGLANG, env)
     assert [flag.tokens for flag in speculative] == [["--speculative-algorithm", "NGRAM"]]
     assert contract.is_speculative_variable(VLLM, "SM_VLLM_SPEC_METHOD")
-    assert contract.is_speculative_variable(VLLM, "SM_VLLM_SC")
+    assert contract.is_speculative_variable(VLLM, "SM_VLLM_SPEC_TOKENS")
+    assert not contract.is_speculative_variable(VLLM, "SM_VLLM_SC")  # --sc is not -sc
     assert contract.is_speculative_variable(SGLANG, "HP_SPECULATIVE_ALGORITHM")
     assert not contract.is_speculative_variable(VLLM, "SM_SGLANG_SPECULATIVE_ALGORITHM")
     assert not contract.is_speculative_variable(VLLM, "SM_VLLM_MAX_MODEL_LEN")

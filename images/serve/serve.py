@@ -146,7 +146,7 @@ def argument_settings(engine: EngineSpec, args: list[str]) -> dict[str, contract
         if not token.startswith("-") or token in {"-", "--"}:
             continue
         source = f"argument {token.split('=', 1)[0]}"
-        problem = contract.flag_spelling_problem(engine.name, token)
+        problem = contract.flag_spelling_problem(engine.name, token, guarded_only=True)
         if problem is not None:
             raise Refusal(source, problem)
         following = args[index + 1] if index + 1 < len(args) else None
@@ -242,11 +242,11 @@ def build_argv(
     check_argument_text(args)
     args = strip_engine_command(engine, args)
     from_args = argument_settings(engine, args)
-    flags = contract.env_flags(engine.name, env)
+    version = env.get(contract.ENGINE_VERSION_ENV, "").strip() or None
+    flags = contract.env_flags(engine.name, env, version)
     env_model = next((flag for flag in flags if flag.key == engine.model_key), None)
     kept = [flag for flag in flags if flag.key not in from_args and flag is not env_model]
     settings = contract.settings_from_flags(kept) | from_args
-    version = env.get(contract.ENGINE_VERSION_ENV, "").strip() or None
     contract.check_speculative(engine.name, settings, version)
     argv = [*engine.command, *model_argv(engine, env_model, env, from_args, model_dir)]
     argv += [token for flag in kept for token in flag.tokens]

@@ -163,11 +163,15 @@ def test_sglang_accepts_case_spaces_and_spaced_counts() -> None:
 
 def test_vllm_accepts_a_method_in_another_case_and_boolean_case_variants() -> None:
     config = '{"method":"Eagle3","model":"' + DRAFT_ID + '","num_speculative_tokens":3}'
-    env = {**vllm_config(config), "SM_VLLM_ENFORCE_EAGER": " TRUE ", "SM_VLLM_TRUST": "False"}
+    env = {
+        **vllm_config(config),
+        "SM_VLLM_ENFORCE_EAGER": " TRUE ",
+        "SM_VLLM_TRUST_REMOTE_CODE": "False",
+    }
     argv = dry_run_argv("VLLM", env)
     config_token = argv[argv.index("--speculative-config") + 1]
     assert json.loads(config_token)["method"] == "eagle3"
-    assert "--enforce-eager" in argv and "--trust" not in argv
+    assert "--enforce-eager" in argv and "--trust-remote-code" not in argv
 
 
 def test_blank_hub_model_variable_means_unset() -> None:
@@ -176,9 +180,11 @@ def test_blank_hub_model_variable_means_unset() -> None:
 
 
 def test_an_absolute_model_path_and_a_negative_seed_are_fine() -> None:
-    argv = dry_run_argv("sglang", {"SM_SGLANG_MODEL_PATH": "/opt/ml/model", "SM_SGLANG_SEED": "-1"})
+    argv = dry_run_argv(
+        "sglang", {"SM_SGLANG_MODEL_PATH": "/opt/ml/model", "SM_SGLANG_RANDOM_SEED": "-1"}
+    )
     assert argv[3:5] == ["--model-path", "/opt/ml/model"]
-    assert "--seed=-1" in argv
+    assert "--random-seed=-1" in argv
 
 
 # --- the general rule: any environment, any arguments ---------------------------------------
