@@ -355,6 +355,7 @@ class FlagName:
     known: bool  # an option of the pinned engine version (exactly, as alias, or negated)
     abbreviates: str | None = None  # argparse's unique-prefix match
     ambiguous: tuple[str, ...] = ()  # several options start with it: argparse refuses it
+    negated: bool = False  # vLLM's --no-<flag> of a boolean flag
 
 
 def _option_string(flag: str) -> str:
@@ -387,7 +388,7 @@ def resolve_flag(engine: str, flag: str) -> FlagName:
             return FlagName(spelled, options[option], True)
     base, dot, field = body.partition(".")
     if f"--{body.removeprefix('no-')}" in options and body.startswith("no-"):
-        return FlagName(spelled, options[f"--{body[3:]}"], True)
+        return FlagName(spelled, options[f"--{body[3:]}"], True, negated=True)
     if dot and f"--{base}" in options:
         return FlagName(spelled, f"{options[f'--{base}']}.{field}", True)
     if not spelled.startswith("--") or not body:
@@ -401,6 +402,13 @@ def resolve_flag(engine: str, flag: str) -> FlagName:
 def canonical_flag(engine: str, flag: str) -> str:
     """The one name of a flag (the engine's long name when it knows it); used to compare."""
     return resolve_flag(engine, flag).key
+
+
+def long_flag(engine: str, flag: str) -> str:
+    """The flag as the engine's long option spells it, negation kept: what hp:engineArgs
+    writes as SM_<ENGINE>_<FLAG> (`tp` -> tensor-parallel-size, `No_Foo` -> no-foo)."""
+    name = resolve_flag(engine, flag)
+    return f"no-{name.key}" if name.negated else name.key
 
 
 def is_speculative_flag(engine: str, key: str) -> bool:

@@ -168,6 +168,22 @@ def test_the_generated_option_tables_hold_the_flags_the_project_relies_on() -> N
             assert f"--{flag}" in contract.engine_options(engine)
 
 
+@pytest.mark.parametrize(
+    ("engine", "flag", "expected"),
+    [
+        (VLLM, "Max_Model_Len", "max-model-len"),
+        (VLLM, "no_enable_prefix_caching", "no-enable-prefix-caching"),
+        (VLLM, "q", "quantization"),
+        (SGLANG, "tensor_parallel_size", "tp-size"),
+        (SGLANG, "--context-length", "context-length"),
+    ],
+)
+def test_long_flag_is_the_spelling_written_to_the_env(
+    engine: str, flag: str, expected: str
+) -> None:
+    assert contract.long_flag(engine, flag) == expected
+
+
 def test_duplicate_flags_in_different_spellings() -> None:
     flags = ["max_model_len", "dtype", "max-model-len", "MAX-MODEL-LEN"]
     assert contract.duplicate_flag_problems(VLLM, flags) == [
