@@ -317,6 +317,7 @@ OTHER_ENGINE_FLAGS: Final[dict[str, dict[str, str]]] = {
         "max-num-seqs": "max-running-requests",
         "enforce-eager": "disable-cuda-graph",
         "enable-prefix-caching": "disable-radix-cache (inverted)",
+        "seed": "random-seed",
     },
     VLLM: {
         "context-length": "max-model-len",
@@ -453,6 +454,9 @@ def flag_name_problem(
     if name.ambiguous:
         shown = ", ".join(name.ambiguous[:4])
         return f"is ambiguous for {engine} (it starts {shown}...); spell the flag out in full"
+    short = engine_options(engine).get(f"-{body}")
+    if not name.known and short is not None:
+        return f"is only the short option -{body} of {engine}; use its long name {short}"
     if not name.known:
         pinned = f"{engine} {PINNED_VERSIONS[engine]}"
         return f"is not a flag of {pinned}{_did_you_mean(engine, body)}"

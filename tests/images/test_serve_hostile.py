@@ -118,6 +118,8 @@ def test_draft_paths_must_be_hub_ids_or_clean_absolute_paths(draft: str) -> None
             [],
             "SM_VLLM_TP",
         ),
+        ({"HF_MODEL_ID": TARGET, "SM_VLLM_MAX_MODLE_LEN": "1"}, [], "SM_VLLM_MAX_MODLE_LEN"),
+        ({"HF_MODEL_ID": TARGET, "SM_VLLM_TRUST": "true"}, [], "SM_VLLM_TRUST"),
         ({"HF_MODEL_ID": TARGET}, ["--specul", '{"method":"eagle2"}'], "argument --specul"),
         ({"HF_MODEL_ID": TARGET}, ["--speculative-c={}"], "argument --speculative-c"),
         ({"HF_MODEL_ID": TARGET}, ["--seed", NOT_UTF8], "argument 2"),
@@ -145,6 +147,21 @@ def test_hostile_sglang_variables(env: dict[str, str], variable: str) -> None:
 
 
 @pytest.mark.parametrize("engine", [None, "", "tgi", "vllm\x00", "v" * 5000, "\udcff"])
+def test_an_unknown_flag_gets_a_did_you_mean_and_a_short_option_its_long_name() -> None:
+    typo = run_serve("vllm", {"HF_MODEL_ID": TARGET, "SM_VLLM_MAX_MODLE_LEN": "8192"})
+    assert typo.stderr.strip().endswith("did you mean max-model-len?")
+    short = run_serve("vllm", {"HF_MODEL_ID": TARGET, "SM_VLLM_TP": "2"})
+    assert short.stderr.strip().endswith("use its long name tensor-parallel-size")
+
+
+def test_a_prebuilt_image_of_another_version_checks_only_the_flag_shape() -> None:
+    env = {"HF_MODEL_ID": TARGET, "SM_VLLM_NEW_FLAG_OF_0_34": "1", "MLCC_ENGINE_VERSION": "0.34.0"}
+    assert "--new-flag-of-0-34" in dry_run_argv("vllm", env)
+    assert_refused(
+        run_serve("vllm", {**env, "MLCC_ENGINE_VERSION": ""}), "SM_VLLM_NEW_FLAG_OF_0_34"
+    )
+
+
 def test_unknown_engine_is_refused(engine: str | None) -> None:
     assert_refused(run_serve(engine, {"HF_MODEL_ID": TARGET}), "MLCC_ENGINE")
 
