@@ -388,7 +388,8 @@ def resolve_flag(engine: str, flag: str) -> FlagName:
         if option in options:
             return FlagName(spelled, options[option], True)
     base, dot, field = body.partition(".")
-    if f"--{body.removeprefix('no-')}" in options and body.startswith("no-"):
+    negatable = engine == VLLM  # vLLM's boolean flags are BooleanOptionalAction; SGLang's not
+    if negatable and body.startswith("no-") and f"--{body[3:]}" in options:
         return FlagName(spelled, options[f"--{body[3:]}"], True, negated=True)
     if dot and f"--{base}" in options:
         return FlagName(spelled, f"{options[f'--{base}']}.{field}", True)

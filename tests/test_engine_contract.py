@@ -55,6 +55,7 @@ REFUSED: list[tuple[str, str, object, str]] = [
     (SGLANG, "pp", 2, "is ambiguous"),
     (VLLM, "tp", 2, "set by the program"),
     (SGLANG, "disable-radix", True, "abbreviates --disable-radix-cache"),
+    (SGLANG, "no-disable-radix-cache", True, "not a flag of sglang 0.5.17"),
     (VLLM, "speculative-config", "{}", "hp:speculative"),
     (VLLM, "Speculative_Config", "{}", "hp:speculative"),
     (VLLM, "sc", "{}", "hp:speculative"),
