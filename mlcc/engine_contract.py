@@ -641,8 +641,12 @@ def env_flags(engine: str, env: Mapping[str, str], version: str | None = None) -
 
 
 def speculative_env_flags(engine: str, env: Mapping[str, str]) -> list[EnvFlag]:
-    """The engine's speculative flags in a container env (`mlcc plan`, `mlcc verify`)."""
-    return [f for f in env_flags(engine, env) if is_speculative_flag(engine, f.key)]
+    """The engine's speculative flags in a container env (`mlcc plan`, `mlcc verify`).
+
+    Only those variables are read, so flags of another engine version elsewhere do not matter.
+    """
+    speculative = {k: v for k, v in env.items() if is_speculative_variable(engine, k)}
+    return env_flags(engine, speculative)
 
 
 def is_speculative_variable(engine: str, variable: str) -> bool:

@@ -288,3 +288,19 @@ def test_engine_algorithm_is_the_name_each_engine_receives() -> None:
     assert eagle2.engine_algorithm(SGLANG) == "EAGLE"
     assert contract.algorithm_named(" Eagle3 ") is contract.ALGORITHMS["eagle3"]
     assert contract.algorithm_named("eagle-3") is None
+
+
+def test_plan_reads_the_env_back_with_the_wrappers_rules() -> None:
+    from mlcc.cli.plan import speculative_flags
+    from mlcc.speculative import SpeculativeSpec, speculative_env
+
+    env = speculative_env(SpeculativeSpec("eagle3", draft_model="org/draft", num_tokens=3))
+    env["SM_VLLM_FUTURE_FLAG"] = "1"  # not speculative: not judged here
+    vllm, sglang = speculative_flags(env)
+    assert vllm == env["SM_VLLM_SPECULATIVE_CONFIG"]
+    assert sglang == (
+        "--speculative-algorithm EAGLE3 --speculative-draft-model-path org/draft "
+        "--speculative-eagle-topk 1 --speculative-num-draft-tokens 4 --speculative-num-steps 3"
+    )
+    refused, _ = speculative_flags({**env, "SM_SGLANG_SPECULATIVE_NUM_STEPS": " "})
+    assert refused is not None and "SM_SGLANG_SPECULATIVE_NUM_STEPS: empty value" in refused
