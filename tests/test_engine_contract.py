@@ -302,5 +302,6 @@ def test_plan_reads_the_env_back_with_the_wrappers_rules() -> None:
         "--speculative-algorithm EAGLE3 --speculative-draft-model-path org/draft "
         "--speculative-eagle-topk 1 --speculative-num-draft-tokens 4 --speculative-num-steps 3"
     )
-    refused, _ = speculative_flags({**env, "SM_SGLANG_SPECULATIVE_NUM_STEPS": " "})
+    vllm, refused = speculative_flags({**env, "SM_SGLANG_SPECULATIVE_NUM_STEPS": " "})
+    assert vllm == env["SM_VLLM_SPECULATIVE_CONFIG"]
     assert refused is not None and "SM_SGLANG_SPECULATIVE_NUM_STEPS: empty value" in refused
