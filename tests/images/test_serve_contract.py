@@ -1,6 +1,6 @@
 """Contract: the CR env that mlcc.speculative makes, through the wrapper, is what engines take.
 
-Every expected argv below is written out by hand from reference/engines.md (vLLM 0.27.1: one
+Every expected argv below is written out by hand from the engines' documented CLI (vLLM 0.27.1: one
 `--speculative-config` JSON object with an explicit lowercase `method`, a draft `model` only for
 methods that load one, and always `num_speculative_tokens`; SGLang 0.5.17: an uppercase
 `--speculative-algorithm`, `--speculative-draft-model-path` for EAGLE/EAGLE3/STANDALONE, and the
