@@ -22,7 +22,8 @@ Exit codes (nothing is exec'd unless noted):
   0    MLCC_DRY_RUN=1 and the command was printed (otherwise the engine replaces this process);
   2    a setting was refused: one line `mlcc-serve: error: <VARIABLE>: <what to change>` on
        stderr, where <VARIABLE> is the env variable or `argument --flag` to change;
-  70   an internal error of the wrapper (a bug): one line on stderr, never a traceback;
+  70   an internal error of the wrapper (a bug, or an image without engine_contract.py): one
+       line on stderr, never a traceback;
   127  the engine command could not be started.
 """
 
@@ -49,7 +50,9 @@ CONTRACT_FILE = "engine_contract.py"
 def contract_path(here: Path) -> Path:
     """The contract beside this file (the image), else the repository's mlcc/ (a checkout)."""
     beside = here.with_name(CONTRACT_FILE)
-    return beside if beside.is_file() else here.parents[2] / "mlcc" / CONTRACT_FILE
+    if beside.is_file() or len(here.parents) < 3:
+        return beside
+    return here.parents[2] / "mlcc" / CONTRACT_FILE
 
 
 def load_contract(path: Path) -> ModuleType:
@@ -66,7 +69,11 @@ def load_contract(path: Path) -> ModuleType:
 if TYPE_CHECKING:
     from mlcc import engine_contract as contract
 else:
-    contract = load_contract(contract_path(Path(__file__).resolve()))
+    try:
+        contract = load_contract(contract_path(Path(__file__).resolve()))
+    except (OSError, ImportError, SyntaxError) as error:  # a broken image, not a user input
+        print(f"{PROGRAM}: error: cannot load {CONTRACT_FILE}: {error}", file=sys.stderr)
+        sys.exit(EXIT_INTERNAL_ERROR)
 
 Refusal = contract.EnvProblem
 Setting = contract.Setting

@@ -193,3 +193,20 @@ def test_hadolint_is_clean_on_both_dockerfiles() -> None:
         [binary, "--no-color", *paths], capture_output=True, text=True, check=False, timeout=60
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_an_image_without_the_contract_fails_with_one_line(tmp_path: Path) -> None:
+    lone = tmp_path / "opt" / "mlcc" / "serve.py"
+    lone.parent.mkdir(parents=True)
+    shutil.copyfile(SERVE_PY, lone)
+    result = subprocess.run(
+        [sys.executable, str(lone)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        env={"MLCC_ENGINE": "vllm", "MLCC_DRY_RUN": "1", "HF_MODEL_ID": "org/model"},
+    )
+    assert result.returncode == 70
+    assert result.stderr.startswith("mlcc-serve: error: cannot load engine_contract.py")
+    assert len(result.stderr.splitlines()) == 1
