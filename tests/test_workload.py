@@ -1,4 +1,4 @@
-"""The InferenceEndpointConfig as data: env contract (DESIGN section 4) and the real CRD."""
+"""The InferenceEndpointConfig as data: the env contract (docs/images.md) and the real CRD."""
 
 from __future__ import annotations
 

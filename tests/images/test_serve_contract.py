@@ -18,6 +18,7 @@ from serve_harness import SERVE_PY, dry_run_argv, serve
 from mlcc import engine_contract
 from mlcc.engines import ENV_PREFIXES, PINNED_VERSIONS, Engine, release
 from mlcc.speculative import SpeculativeSpec, speculative_env
+from mlcc.workload import Workload, environment
 
 TARGET = "meta-llama/Llama-3.1-8B-Instruct"
 SMALL_LM = "meta-llama/Llama-3.2-1B-Instruct"
@@ -280,3 +281,26 @@ def test_the_wrapper_holds_no_second_table() -> None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str)
     }
     assert not literals & contract_words
+
+
+@pytest.mark.parametrize("engine", list(Engine), ids=[e.value for e in Engine])
+def test_the_settings_the_program_writes_are_the_flags_the_wrapper_passes(engine: Engine) -> None:
+    workload = Workload(
+        endpoint_name="hp-dev",
+        namespace="inference",
+        model_id=TARGET,
+        instance_type="ml.g5.12xlarge",
+        gpu_count=4,
+        replicas=1,
+        engine=engine,
+        engine_args=((engine_contract.NEUTRAL_SETTINGS["maxModelLen"][engine], "8192"),),
+    )
+    spec = SpeculativeSpec("eagle3", draft_model=EAGLE3, num_tokens=3)
+    env = {str(e["name"]): str(e["value"]) for e in environment(workload, spec) if "value" in e}
+    argv = dry_run_argv(engine.value, env)
+    head = VLLM if engine is Engine.VLLM else SGLANG
+    assert argv[: len(head)] == head
+    flags = dict(zip(argv[len(head) :: 2], argv[len(head) + 1 :: 2], strict=False))
+    assert flags[f"--{engine_contract.TENSOR_PARALLEL_FLAGS[engine]}"] == "4"
+    assert flags[f"--{engine_contract.SERVED_NAME_FLAG}"] == TARGET
+    assert flags[f"--{engine_contract.NEUTRAL_SETTINGS['maxModelLen'][engine]}"] == "8192"
