@@ -305,3 +305,10 @@ def test_plan_reads_the_env_back_with_the_wrappers_rules() -> None:
     vllm, refused = speculative_flags({**env, "SM_SGLANG_SPECULATIVE_NUM_STEPS": " "})
     assert vllm == env["SM_VLLM_SPECULATIVE_CONFIG"]
     assert refused is not None and "SM_SGLANG_SPECULATIVE_NUM_STEPS: empty value" in refused
+
+
+@given(value=st.text() | st.sampled_from(["1" * 5000, "-x/y", "../x", "org/name", "/opt/m"]))
+def test_model_rules_answer_any_text_with_one_short_line(value: str) -> None:
+    for rule in (contract.model_id_problem, contract.draft_model_problem, contract.count_problem):
+        problem = rule(value)
+        assert problem is None or ("\n" not in problem and len(problem) < 400)
