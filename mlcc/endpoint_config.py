@@ -143,7 +143,7 @@ def _endpoint(reader: Reader, name: str, resource_name: str) -> EndpointConfig:
         instance_type=instance_type,
         gpu_count=gpu_count,
         replicas=_replicas(reader),
-        engine_args=_engine_args(reader, engine),
+        engine_args=_engine_args(reader, engine, engine_release.version),
         speculative=_speculative(reader, engine, engine_release),
         autoscaling_raw=reader.structured("autoscaling"),
         baseline=reader.boolean("baseline"),
@@ -215,36 +215,49 @@ def _replicas(reader: Reader) -> int:
     return replicas or 1
 
 
-def _engine_args(reader: Reader, engine: Engine) -> tuple[tuple[str, str], ...]:
-    args: dict[str, tuple[str, str]] = {}  # canonical flag -> (the user's spelling, value)
-    for raw_name, value in reader.mapping("engineArgs", "flag names to values").items():
-        key = f"engineArgs.{raw_name}"
-        problem = engine_contract.engine_arg_problem(engine.value, raw_name, value)
+def _engine_args(reader: Reader, engine: Engine, version: str) -> tuple[tuple[str, str], ...]:
+    """hp:engineArgs checked against the engine's own flags (engine_contract), plus the
+    engine-neutral keys such as hp:maxModelLen written as the engine's flag."""
+    values = reader.mapping("engineArgs", "flag names to values")
+    repeated = dict(engine_contract.duplicate_flag_problems(engine.value, values))
+    args: dict[str, str] = {}
+    for raw_name, value in values.items():
+        problem = repeated.get(raw_name) or engine_contract.engine_arg_problem(
+            engine.value, raw_name, value, version
+        )
         if problem:
-            reader.fail(key, problem)
-            continue
-        flag = engine_contract.canonical_flag(engine.value, raw_name)
-        if flag in args:
-            reader.fail(key, f"sets --{flag} again (also set as {args[flag][0]!r}); set it once")
-            continue
-        args[flag] = (raw_name, _flag_value(value))
-    _add_neutral_settings(reader, engine, args)
-    return tuple(sorted((flag, value) for flag, (_, value) in args.items()))
-
-
-def _add_neutral_settings(reader: Reader, engine: Engine, args: dict[str, tuple[str, str]]) -> None:
-    """hp:maxModelLen and its kind: one key, each engine's own flag."""
-    for name, flags in engine_contract.NEUTRAL_SETTINGS.items():
-        value = reader.integer(name, optional=True)
-        if value is None:
-            continue
-        flag = flags[engine.value]
-        if value < 1:
-            reader.fail(name, f"must be a positive number of tokens, got {value}")
-        elif flag in args:
-            reader.fail(name, f"is also set as hp:engineArgs.{args[flag][0]}; keep one of them")
+            reader.fail(f"engineArgs.{_shown_name(raw_name)}", problem)
         else:
-            args[flag] = (name, str(value))
+            args[engine_contract.long_flag(engine.value, raw_name)] = _flag_value(value)
+    for name, flags in engine_contract.NEUTRAL_SETTINGS.items():
+        _add_neutral_setting(reader, engine, name, flags[engine.value], values, args)
+    return tuple(sorted(args.items()))
+
+
+def _add_neutral_setting(
+    reader: Reader,
+    engine: Engine,
+    name: str,
+    flag: str,
+    engine_args: dict[str, object],
+    args: dict[str, str],
+) -> None:
+    text = reader.string(name)
+    if not text:
+        return
+    problem = engine_contract.count_problem(text)
+    same = [f for f in engine_args if engine_contract.neutral_setting(engine.value, f) == name]
+    if problem:
+        reader.fail(name, problem)
+    elif same:
+        reader.fail(name, f"is also set as hp:engineArgs.{same[0]}; keep one of them")
+    else:
+        args[flag] = text
+
+
+def _shown_name(name: str) -> str:
+    """A flag name as typed, unless it holds characters that would break the line."""
+    return name if name.isprintable() and len(name) <= 60 else repr(name[:60])
 
 
 def _flag_value(value: object) -> str:

@@ -1,18 +1,18 @@
 """Speculative decoding: the algorithm table (data) and its translation to engine settings.
 
-Pure: no Pulumi, no I/O. `speculative_env` produces the container environment of DESIGN
-section 4; `check` applies the rules of DESIGN section 3 and returns problems keyed by the
-stack-config key to change.
+Pure: no Pulumi, no I/O. The table itself lives in `mlcc.engine_contract` (shared with the serve
+images); `speculative_env` produces the container environment (docs/images.md) and `check`
+applies the stack-config rules, returning problems keyed by the stack-config key to change.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from mlcc.engines import Engine, EngineRelease, pinned
+from mlcc import engine_contract as contract
+from mlcc.engines import Engine, EngineRelease, release
 
 MAX_NUM_TOKENS = 16
 MAX_EAGLE_TOPK = 64
@@ -28,53 +28,10 @@ KEY_EAGLE_TOPK = "hp:speculativeEagleTopk"
 KEY_NUM_DRAFT_TOKENS = "hp:speculativeNumDraftTokens"
 
 
-@dataclass(frozen=True)
-class Algorithm:
-    """One user-facing algorithm and what each engine must receive for it."""
-
-    name: str
-    vllm_method: str
-    sglang_algorithm: str
-    needs_draft: bool
-    uses_topk: bool
-    default_topk: int
-    summary: str
-
-    def engine_name(self, engine: Engine) -> str:
-        return self.vllm_method if engine is Engine.VLLM else self.sglang_algorithm
-
-
-ALGORITHMS: dict[str, Algorithm] = {
-    a.name: a
-    for a in (
-        Algorithm(
-            "draft-model",
-            "draft_model",
-            "STANDALONE",
-            True,
-            False,
-            1,
-            "a separate small LM of the same tokenizer drafts tokens",
-        ),
-        Algorithm("eagle", "eagle", "EAGLE", True, True, 1, "an EAGLE-1 head drafts a chain"),
-        Algorithm(
-            "eagle2",
-            "eagle",
-            "EAGLE",
-            True,
-            True,
-            4,
-            "EAGLE tree drafting (SGLang top-k > 1); vLLM has no tree and drafts a chain",
-        ),
-        Algorithm("eagle3", "eagle3", "EAGLE3", True, True, 1, "an EAGLE-3 head drafts a chain"),
-        Algorithm("ngram", "ngram", "NGRAM", False, False, 1, "prompt lookup, no draft model"),
-        Algorithm("mtp", "mtp", "NEXTN", False, False, 1, "the target's own MTP layers draft"),
-    )
-}
-
-_HF_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
-_ABSOLUTE_PATH = re.compile(r"^/[A-Za-z0-9._/-]+$")
-_URI_OR_ARN = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://|arn:|s3:)", re.IGNORECASE)
+Algorithm = contract.Algorithm
+ALGORITHMS = contract.ALGORITHMS
+is_hf_id = contract.is_hf_id
+draft_model_problem = contract.draft_model_problem
 
 
 @dataclass(frozen=True)
@@ -122,33 +79,12 @@ class Checked:
     warnings: tuple[Problem, ...]
 
 
-def is_hf_id(value: str) -> bool:
-    return bool(_HF_ID.match(value)) and ".." not in value and "--" not in value
-
-
-def draft_model_problem(value: str) -> str | None:
-    """Why `value` cannot be a draft model, or None when it is a Hub id or an image path."""
-    if _URI_OR_ARN.match(value):
-        return (
-            f"{value!r} is a URI or ARN; the engines download drafts from the Hugging Face Hub "
-            "only. Push the draft to the Hub and give its id (org/name), or bake it into the "
-            "image and give its absolute path"
-        )
-    if value.startswith("/"):
-        if _ABSOLUTE_PATH.match(value) and "/../" not in f"{value}/":
-            return None
-        return f"{value!r} is not a clean absolute path (letters, digits, . _ - / only, no ..)"
-    if is_hf_id(value):
-        return None
-    return f"{value!r} is not a Hugging Face model id (org/name) or an absolute path in the image"
-
-
 def accepts(release: EngineRelease, algorithm: str) -> bool:
-    return ALGORITHMS[algorithm].engine_name(release.engine) in release.speculative_names
+    return ALGORITHMS[algorithm].engine_algorithm(release.engine) in release.speculative_names
 
 
 def check(spec: SpeculativeSpec, engine: Engine, release: EngineRelease) -> Checked:
-    """The rules of DESIGN section 3 for the selected engine at its version."""
+    """The stack-config rules for the selected engine at its version."""
     definition = spec.definition
     errors = [*_draft_problems(spec), *_count_problems(spec)]
     warnings = list(_useless_setting_warnings(spec, engine))
@@ -157,7 +93,7 @@ def check(spec: SpeculativeSpec, engine: Engine, release: EngineRelease) -> Chec
             Problem(
                 KEY_ALGORITHM,
                 f"{spec.algorithm} needs {engine.value} to accept "
-                f"{definition.engine_name(engine)!r}, which {engine.value} {release.version} "
+                f"{definition.engine_algorithm(engine)!r}, which {engine.value} {release.version} "
                 "does not; choose another algorithm or a newer hp:engineVersion",
             )
         )
@@ -272,7 +208,7 @@ def _useless_setting_warnings(spec: SpeculativeSpec, engine: Engine) -> list[Pro
 
 
 # Name fragments of model families with built-in MTP layers (vLLM's MTP model list and SGLang's
-# NextN architectures, engines.md 1.2 and 2.3). Names are only a hint, so a miss is a warning.
+# NextN architectures). Names are only a hint, so a miss is a warning.
 MTP_TARGET_HINTS = (
     "deepseek-v3", "deepseek-r1", "deepseek-v4", "mimo", "glm-4.5", "glm-4.6", "glm-4.7",
     "glm-5", "ernie-4.5", "qwen3-next", "qwen3.5", "longcat", "nemotron-h", "exaone", "ling-",
@@ -324,17 +260,19 @@ def vllm_env(spec: SpeculativeSpec) -> dict[str, str]:
     if spec.definition.needs_draft and spec.draft_model:
         config["model"] = spec.draft_model
     config["num_speculative_tokens"] = spec.num_tokens
-    return {"SM_VLLM_SPECULATIVE_CONFIG": json.dumps(config, separators=(",", ":"))}
+    variable = contract.env_variable(Engine.VLLM, contract.VLLM_CONFIG_FLAG)
+    return {variable: json.dumps(config, separators=(",", ":"))}
 
 
 def sglang_env(spec: SpeculativeSpec) -> dict[str, str]:
-    env = {"SM_SGLANG_SPECULATIVE_ALGORITHM": spec.definition.sglang_algorithm}
+    flags = {contract.SGLANG_ALGORITHM_FLAG: spec.definition.sglang_algorithm}
     if spec.definition.needs_draft and spec.draft_model:
-        env["SM_SGLANG_SPECULATIVE_DRAFT_MODEL_PATH"] = spec.draft_model
-    env["SM_SGLANG_SPECULATIVE_NUM_STEPS"] = str(spec.num_tokens)
-    env["SM_SGLANG_SPECULATIVE_EAGLE_TOPK"] = str(spec.topk)
-    env["SM_SGLANG_SPECULATIVE_NUM_DRAFT_TOKENS"] = str(spec.sglang_draft_tokens)
-    return env
+        flags[contract.SGLANG_DRAFT_FLAG] = spec.draft_model
+    steps, topk, draft_tokens = contract.SGLANG_TRIPLE
+    flags[steps] = str(spec.num_tokens)
+    flags[topk] = str(spec.topk)
+    flags[draft_tokens] = str(spec.sglang_draft_tokens)
+    return {contract.env_variable(Engine.SGLANG, flag): value for flag, value in flags.items()}
 
 
 _ENGINE_ENV = {Engine.VLLM: vllm_env, Engine.SGLANG: sglang_env}
@@ -351,9 +289,9 @@ def speculative_env(
     """
     if spec is None:
         return {}
-    env = {"HP_SPECULATIVE_ALGORITHM": spec.algorithm}
+    env = {contract.ALGORITHM_ENV: spec.algorithm}
     for engine, to_env in _ENGINE_ENV.items():
-        release = (releases or {}).get(engine) or pinned(engine)
-        if accepts(release, spec.algorithm):
+        engine_release = (releases or {}).get(engine) or release(engine)
+        if accepts(engine_release, spec.algorithm):
             env.update(to_env(spec))
     return env

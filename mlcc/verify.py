@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mlcc import engine_contract as contract
 from mlcc.config import StackConfig
 from mlcc.engines import ENV_PREFIXES, Engine
 from mlcc.speculative import speculative_env
@@ -30,7 +31,7 @@ VERSION = "v1"
 PLURAL = "inferenceendpointconfigs"
 KIND = "InferenceEndpointConfig"
 READY_STATE = "DeploymentComplete"
-ALGORITHM_ENV = "HP_SPECULATIVE_ALGORITHM"
+ALGORITHM_ENV = contract.ALGORITHM_ENV
 
 # SGLang rewrites NEXTN to EAGLE before logging server_args, and promotes NEXTN/EAGLE with a
 # Gemma 4 assistant draft to FROZEN_KV_MTP (reference/engines.md 2.2).
@@ -87,9 +88,7 @@ class Expectation:
 
 def is_speculative_variable(name: str, engine: Engine) -> bool:
     """The variables of the contract that the selected engine (or a human) reads."""
-    return name == ALGORITHM_ENV or (
-        name.startswith(ENV_PREFIXES[engine]) and "SPECULATIVE" in name
-    )
+    return contract.is_speculative_variable(engine, name)
 
 
 def expectation_for(config: StackConfig) -> Expectation:
@@ -100,7 +99,7 @@ def expectation_for(config: StackConfig) -> Expectation:
     return Expectation(
         engine=config.engine,
         env=selected,
-        engine_algorithm=spec.definition.engine_name(config.engine) if spec else None,
+        engine_algorithm=spec.definition.engine_algorithm(config.engine) if spec else None,
         algorithm=spec.algorithm if spec else None,
     )
 

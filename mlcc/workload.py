@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from mlcc import engine_contract as contract
 from mlcc.config import StackConfig
 from mlcc.endpoint_config import EndpointConfig
-from mlcc.engines import ENV_PREFIXES, HEALTH_CHECK_PATHS, Engine, EngineRelease
+from mlcc.engines import HEALTH_CHECK_PATHS, Engine, EngineRelease
 from mlcc.scaling import Autoscaling, autoscaling_spec, metrics_env, metrics_spec
 from mlcc.speculative import SpeculativeSpec, speculative_env
 
@@ -23,11 +24,6 @@ MODEL_MOUNT_PATH = "/opt/ml/model"
 HF_TOKEN_KEY = "token"
 # Both engines serve the OpenAI API; the operator routes invocations to this path.
 INVOCATION_PATH = "v1/chat/completions"
-
-_ENGINE_SETTINGS = {
-    Engine.VLLM: ("MODEL", "TENSOR_PARALLEL_SIZE"),
-    Engine.SGLANG: ("MODEL_PATH", "TP_SIZE"),
-}
 
 
 @dataclass(frozen=True)
@@ -72,21 +68,20 @@ def _initial_replicas(endpoint: EndpointConfig) -> int:
 
 
 def flag_env_name(engine: Engine, flag: str) -> str:
-    return ENV_PREFIXES[engine] + flag.upper().replace("-", "_")
+    return contract.env_variable(engine, flag)
 
 
 def engine_settings_env(workload: Workload) -> dict[str, str]:
     """The selected engine's own settings in the SM_<ENGINE>_* convention."""
-    model_var, tp_var = _ENGINE_SETTINGS[workload.engine]
-    prefix = ENV_PREFIXES[workload.engine]
-    env = {
-        prefix + model_var: workload.model_id,
-        prefix + "SERVED_MODEL_NAME": workload.model_id,
-        prefix + tp_var: str(workload.gpu_count),
-        **metrics_env(workload.engine),
+    engine = workload.engine
+    flags = {
+        contract.MODEL_FLAGS[engine]: workload.model_id,
+        contract.SERVED_NAME_FLAG: workload.model_id,
+        contract.TENSOR_PARALLEL_FLAGS[engine]: str(workload.gpu_count),
     }
-    env.update({flag_env_name(workload.engine, f): v for f, v in workload.engine_args})
-    return env
+    env = {flag_env_name(engine, flag): value for flag, value in flags.items()}
+    env |= metrics_env(engine.value)
+    return env | {flag_env_name(engine, flag): value for flag, value in workload.engine_args}
 
 
 def environment(workload: Workload, spec: SpeculativeSpec | None) -> list[dict[str, object]]:

@@ -1,12 +1,19 @@
-"""Shared helpers for the serve-wrapper tests: load images/serve/serve.py and run it."""
+"""Shared helpers for the serve-wrapper tests: load images/serve/serve.py and run it.
+
+`run_serve` calls the wrapper's `main` in-process (fast, exact); `run_serve_process` starts it
+as the image does, for the few tests about the real exec path.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import io
 import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
@@ -25,7 +32,38 @@ def load_serve() -> ModuleType:
     return module
 
 
+serve = load_serve()
+
+
+@dataclass(frozen=True)
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def container_env(engine: str | None, env: dict[str, str], *, dry_run: bool) -> dict[str, str]:
+    full_env = {}
+    if engine is not None:
+        full_env["MLCC_ENGINE"] = engine
+    if dry_run:
+        full_env["MLCC_DRY_RUN"] = "1"
+    return full_env | env
+
+
 def run_serve(
+    engine: str | None,
+    env: dict[str, str],
+    args: tuple[str, ...] | list[str] = (),
+) -> Result:
+    """The wrapper's main() in-process in dry-run mode, with exactly this environment."""
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = serve.main(list(args), container_env(engine, env, dry_run=True))
+    return Result(code, stdout.getvalue(), stderr.getvalue())
+
+
+def run_serve_process(
     engine: str | None,
     env: dict[str, str],
     args: tuple[str, ...] | list[str] = (),
@@ -33,13 +71,9 @@ def run_serve(
     dry_run: bool = True,
     path: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run the wrapper in a clean environment: only `env`, MLCC_ENGINE/MLCC_DRY_RUN and PATH."""
+    """Run the wrapper as a process in a clean environment: `env`, MLCC_* and PATH only."""
     full_env = {"PATH": path if path is not None else os.environ.get("PATH", "/usr/bin:/bin")}
-    if engine is not None:
-        full_env["MLCC_ENGINE"] = engine
-    if dry_run:
-        full_env["MLCC_DRY_RUN"] = "1"
-    full_env.update(env)
+    full_env |= container_env(engine, env, dry_run=dry_run)
     return subprocess.run(
         [sys.executable, str(SERVE_PY), *args],
         env=full_env,

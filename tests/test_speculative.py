@@ -25,7 +25,7 @@ DRAFT = "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"
 VLLM = release(Engine.VLLM)
 SGLANG = release(Engine.SGLANG)
 
-# DESIGN.md section 3, written out literally so the table in the code cannot drift from it.
+# The algorithm table (docs/images.md), written out literally so the code cannot drift from it.
 EXPECTED_TABLE = {
     "draft-model": ("draft_model", "STANDALONE", True),
     "eagle": ("eagle", "EAGLE", True),

@@ -1,4 +1,4 @@
-"""The InferenceEndpointConfig as data: the serve wrapper's env contract and the real CRD."""
+"""The InferenceEndpointConfig as data: the env contract (docs/images.md) and the real CRD."""
 
 from __future__ import annotations
 

@@ -109,14 +109,24 @@ def _print_resources(result: Any) -> None:
 
 
 def speculative_flags(env: dict[str, str]) -> tuple[str | None, str | None]:
-    """The vLLM JSON and the SGLang flags an InferenceEndpointConfig's env asks for."""
-    vllm = env.get("SM_VLLM_SPECULATIVE_CONFIG")
-    sglang = " ".join(
-        f"--{name.removeprefix('SM_SGLANG_').lower().replace('_', '-')} {value}"
-        for name, value in env.items()
-        if name.startswith("SM_SGLANG_SPECULATIVE_")
-    )
-    return vllm, sglang or None
+    """The vLLM JSON and the SGLang flags an InferenceEndpointConfig's env asks for.
+
+    Read back with the serve wrapper's own rules (mlcc.engine_contract), so the summary shows
+    what the engines will receive, or why the wrapper would refuse it.
+    """
+    from mlcc import engine_contract as contract
+
+    def read(engine: str) -> tuple[list[contract.EnvFlag], str | None]:
+        try:
+            return contract.speculative_env_flags(engine, env), None
+        except contract.EnvProblem as problem:
+            return [], f"(refused by the serve wrapper: {problem})"
+
+    vllm, vllm_refusal = read(contract.VLLM)
+    sglang, sglang_refusal = read(contract.SGLANG)
+    config = next((flag.value for flag in vllm if flag.key == contract.VLLM_CONFIG_FLAG), None)
+    sglang_line = " ".join(token for flag in sglang for token in flag.tokens) or None
+    return vllm_refusal or config, sglang_refusal or sglang_line
 
 
 def _print_speculative(result: Any) -> None:

@@ -1,9 +1,11 @@
 """The serve image of the selected engine: an ECR repository and a linux/amd64 build pushed to it.
 
-The tag is a hash of everything that goes into the image (the build context files this engine's
-Dockerfile can see, the build arguments, the platform). An unchanged context gives the same tag,
-so nothing is rebuilt; a change gives a new tag in an immutable repository, and the endpoint,
-which references the pushed digest, rolls its pods.
+The build context is the repository root, narrowed by its .dockerignore to the files the images
+copy: the serve wrapper and `mlcc/engine_contract.py`, the one module both the program and the
+wrapper use. The tag is a hash of everything that goes into the image (those files, this
+engine's folder under images/, the build arguments, the platform). An unchanged context gives
+the same tag, so nothing is rebuilt; a change gives a new tag in an immutable repository, and
+the endpoint, which references the pushed digest, rolls its pods.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from mlcc import iam_policies
 from mlcc.engines import Engine
 
 PLATFORM = docker_build.Platform.LINUX_AMD64
-SHARED_DIRS = ("serve",)
+DOCKERIGNORE = ".dockerignore"
 _IGNORED_PARTS = {"__pycache__", ".pytest_cache", ".mypy_cache"}
 KEEP_IMAGES = 20
 
@@ -31,24 +33,34 @@ KEEP_IMAGES = 20
 class ServeImageArgs:
     engine: Engine
     engine_version: str
-    images_dir: Path
+    images_dir: Path  # <repository>/images; the build context is its parent
     repository_name: str
     tags: Mapping[str, str]
     # Roles of nodes outside this stack (an existing cluster's instance groups) allowed to pull.
     pull_role_arns: pulumi.Input[Sequence[str]] | None = None
 
 
+def build_context(images_dir: Path) -> Path:
+    return images_dir.parent
+
+
+def allowed_files(context_dir: Path) -> list[Path]:
+    """The files the context's .dockerignore lets in: its `!path` lines (after a `*`)."""
+    lines = (context_dir / DOCKERIGNORE).read_text().splitlines()
+    return [context_dir / line[1:].strip() for line in lines if line.startswith("!")]
+
+
 def context_files(images_dir: Path, engine: Engine) -> list[Path]:
-    """The files of images/ that this engine's build uses: its own folder and the shared ones."""
-    roots = [images_dir / engine.value, *(images_dir / d for d in SHARED_DIRS)]
-    files = [images_dir / ".dockerignore"] if (images_dir / ".dockerignore").is_file() else []
-    for root in roots:
-        files.extend(
-            p
-            for p in root.rglob("*")
-            if p.is_file() and not _IGNORED_PARTS & set(p.parts) and p.suffix != ".pyc"
-        )
-    return sorted(files)
+    """What this engine's build uses: .dockerignore, the files it lets in, images/<engine>/."""
+    context_dir = build_context(images_dir)
+    engine_dir = images_dir / engine.value
+    files = [context_dir / DOCKERIGNORE, *allowed_files(context_dir)]
+    files.extend(
+        p
+        for p in engine_dir.rglob("*")
+        if p.is_file() and not _IGNORED_PARTS & set(p.parts) and p.suffix != ".pyc"
+    )
+    return sorted(set(files))
 
 
 def content_tag(images_dir: Path, engine: Engine, build_args: Mapping[str, str]) -> str:
@@ -57,8 +69,9 @@ def content_tag(images_dir: Path, engine: Engine, build_args: Mapping[str, str])
     digest.update(
         json.dumps({"args": dict(build_args), "platform": PLATFORM.value}, sort_keys=True).encode()
     )
+    context_dir = build_context(images_dir)
     for path in context_files(images_dir, engine):
-        digest.update(path.relative_to(images_dir).as_posix().encode() + b"\0")
+        digest.update(path.relative_to(context_dir).as_posix().encode() + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
     return f"{build_args.get('ENGINE_VERSION', 'latest')}-{digest.hexdigest()[:16]}"
 
@@ -108,7 +121,7 @@ class ServeImage(pulumi.ComponentResource):
         )
         image = docker_build.Image(
             f"{name}-image",
-            context=docker_build.BuildContextArgs(location=str(args.images_dir)),
+            context=docker_build.BuildContextArgs(location=str(build_context(args.images_dir))),
             dockerfile=docker_build.DockerfileArgs(
                 location=str(args.images_dir / args.engine.value / "Dockerfile")
             ),

@@ -1,6 +1,6 @@
 """Contract: the CR env that mlcc.speculative makes, through the wrapper, is what engines take.
 
-Every expected argv below is written out by hand from reference/engines.md (vLLM 0.27.1: one
+Every expected argv below is written out by hand from the engines' documented CLI (vLLM 0.27.1: one
 `--speculative-config` JSON object with an explicit lowercase `method`, a draft `model` only for
 methods that load one, and always `num_speculative_tokens`; SGLang 0.5.17: an uppercase
 `--speculative-algorithm`, `--speculative-draft-model-path` for EAGLE/EAGLE3/STANDALONE, and the
@@ -10,13 +10,15 @@ computed by the code under test.
 
 from __future__ import annotations
 
+import ast
+
 import pytest
-from serve_harness import dry_run_argv, load_serve
+from serve_harness import SERVE_PY, dry_run_argv, serve
 
-from mlcc.engines import ENV_PREFIXES, PINNED_VERSIONS, Engine, pinned
+from mlcc import engine_contract
+from mlcc.engines import ENV_PREFIXES, PINNED_VERSIONS, Engine, release
 from mlcc.speculative import SpeculativeSpec, speculative_env
-
-serve = load_serve()
+from mlcc.workload import Workload, environment
 
 TARGET = "meta-llama/Llama-3.1-8B-Instruct"
 SMALL_LM = "meta-llama/Llama-3.2-1B-Instruct"
@@ -245,13 +247,60 @@ def test_hub_model_injected_by_the_operator_is_enough(algorithm: str, engine: st
     assert any(EAGLE3 in token for token in argv[len(head) :])
 
 
-def test_wrapper_names_equal_the_pinned_releases() -> None:
-    for engine in Engine:
-        assert serve.SPECULATIVE_NAMES[engine.value] == pinned(engine).speculative_names
-        assert serve.PINNED_VERSIONS[engine.value] == PINNED_VERSIONS[engine]
-    assert set(serve.ENGINES) == {engine.value for engine in Engine}
+def test_the_wrapper_runs_the_contract_module_itself() -> None:
+    assert serve.contract.__file__ == engine_contract.__file__
+    assert set(serve.ENGINES) == set(engine_contract.ENGINES) == {e.value for e in Engine}
 
 
-def test_wrapper_prefixes_equal_the_engine_env_prefixes() -> None:
+def test_the_program_layers_are_views_of_the_contract() -> None:
     for engine in Engine:
-        assert serve.ENGINES[engine.value].prefix == ENV_PREFIXES[engine]
+        assert release(engine).speculative_names == engine_contract.accepted_names(engine, None)
+        assert PINNED_VERSIONS[engine] == engine_contract.PINNED_VERSIONS[engine]
+        assert ENV_PREFIXES[engine] == engine_contract.ENV_PREFIXES[engine]
+
+
+def test_the_wrapper_holds_no_second_table() -> None:
+    # No engine name list, version, prefix or variable name is spelled out in serve.py.
+    contract_words = {
+        *(
+            name
+            for versions in engine_contract.SPECULATIVE_NAMES.values()
+            for v in versions.values()
+            for name in v
+        ),
+        *engine_contract.PINNED_VERSIONS.values(),
+        *engine_contract.ENV_PREFIXES.values(),
+        *engine_contract.MODEL_VARIABLES.values(),
+        *engine_contract.HUB_MODEL_ENVS,
+        engine_contract.ALGORITHM_ENV,
+        engine_contract.ENGINE_VERSION_ENV,
+    }
+    literals = {
+        node.value
+        for node in ast.walk(ast.parse(SERVE_PY.read_text()))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+    assert not literals & contract_words
+
+
+@pytest.mark.parametrize("engine", list(Engine), ids=[e.value for e in Engine])
+def test_the_settings_the_program_writes_are_the_flags_the_wrapper_passes(engine: Engine) -> None:
+    workload = Workload(
+        endpoint_name="hp-dev",
+        namespace="inference",
+        model_id=TARGET,
+        instance_type="ml.g5.12xlarge",
+        gpu_count=4,
+        replicas=1,
+        engine=engine,
+        engine_args=((engine_contract.NEUTRAL_SETTINGS["maxModelLen"][engine], "8192"),),
+    )
+    spec = SpeculativeSpec("eagle3", draft_model=EAGLE3, num_tokens=3)
+    env = {str(e["name"]): str(e["value"]) for e in environment(workload, spec) if "value" in e}
+    argv = dry_run_argv(engine.value, env)
+    head = VLLM if engine is Engine.VLLM else SGLANG
+    assert argv[: len(head)] == head
+    flags = dict(zip(argv[len(head) :: 2], argv[len(head) + 1 :: 2], strict=False))
+    assert flags[f"--{engine_contract.TENSOR_PARALLEL_FLAGS[engine]}"] == "4"
+    assert flags[f"--{engine_contract.SERVED_NAME_FLAG}"] == TARGET
+    assert flags[f"--{engine_contract.NEUTRAL_SETTINGS['maxModelLen'][engine]}"] == "8192"

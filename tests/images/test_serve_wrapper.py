@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from serve_harness import SERVE_PY, dry_run_argv, load_serve, run_serve
+from serve_harness import SERVE_PY, dry_run_argv, run_serve, run_serve_process, serve
 
-serve = load_serve()
+contract = serve.contract
 
 TARGET = "meta-llama/Llama-3.1-8B-Instruct"
 VLLM = ["vllm", "serve"]
@@ -18,37 +18,57 @@ SGLANG = ["python3", "-m", "sglang.launch_server"]
 DEFAULTS = ["--host", "0.0.0.0", "--port", "8080"]
 
 
-def test_wrapper_imports_only_the_standard_library() -> None:
-    # It runs on the engine image's own Python, where neither mlcc nor its dependencies exist.
-    tree = ast.parse(SERVE_PY.read_text())
-    imported = {
-        alias.name
+def runtime_imports(path: Path) -> set[str]:
+    """Top-level modules a file imports when run (not those under `if TYPE_CHECKING:`)."""
+    tree = ast.parse(path.read_text())
+    type_checking_only = {
+        id(inner)
         for node in ast.walk(tree)
-        if isinstance(node, ast.Import)
-        for alias in node.names
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+        for statement in node.body
+        for inner in ast.walk(statement)
     }
-    imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    top_level = {name.split(".")[0] for name in imported}
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in type_checking_only:
+            continue
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            names.add(node.module or "")
+    return {name.split(".")[0] for name in names}
+
+
+@pytest.mark.parametrize("path", [SERVE_PY, Path(contract.__file__)], ids=["serve", "contract"])
+def test_wrapper_and_contract_import_only_the_standard_library(path: Path) -> None:
+    # They run on the engine image's own Python, where neither mlcc nor its dependencies exist.
+    top_level = runtime_imports(path)
     assert top_level, "expected some imports"
     assert top_level <= set(sys.stdlib_module_names) | {"__future__"}, top_level
+
+
+def test_from_the_repository_the_wrapper_loads_mlcc_engine_contract() -> None:
+    assert Path(contract.__file__) == SERVE_PY.parents[2] / "mlcc" / "engine_contract.py"
 
 
 # --- the DLC convention, one variable at a time (pure) ---------------------------------------
 
 
 def vllm_tokens(variable: str, value: str) -> list[str] | None:
-    option = serve.env_option(serve.ENGINES["vllm"], variable, value)
-    return None if option is None else option.tokens
+    flag = contract.env_flag("vllm", variable, value)
+    return None if flag is None else flag.tokens
 
 
 def test_true_is_a_bare_flag_in_any_case() -> None:
     assert vllm_tokens("SM_VLLM_ENFORCE_EAGER", "true") == ["--enforce-eager"]
     assert vllm_tokens("SM_VLLM_ENFORCE_EAGER", "True") == ["--enforce-eager"]
+    assert vllm_tokens("SM_VLLM_ENFORCE_EAGER", " TRUE\n") == ["--enforce-eager"]
 
 
 def test_false_omits_the_flag() -> None:
     assert vllm_tokens("SM_VLLM_ENFORCE_EAGER", "false") is None
     assert vllm_tokens("SM_VLLM_ENFORCE_EAGER", "FALSE") is None
+    assert vllm_tokens("SM_VLLM_ENFORCE_EAGER", "  false ") is None
 
 
 def test_json_object_is_one_argument_verbatim_even_across_lines() -> None:
@@ -65,13 +85,20 @@ def test_value_starting_with_a_dash_is_attached_with_equals() -> None:
     assert vllm_tokens("SM_VLLM_SEED", "-1") == ["--seed=-1"]
 
 
-def test_name_to_flag_lowercases_and_dashes() -> None:
-    assert vllm_tokens("SM_VLLM_MAX_MODEL_LEN", "4096") == ["--max-model-len", "4096"]
+def test_name_to_flag_lowercases_and_dashes_and_values_lose_surrounding_spaces() -> None:
+    assert vllm_tokens("SM_VLLM_MAX_MODEL_LEN", " 4096 ") == ["--max-model-len", "4096"]
 
 
 def test_sglang_algorithm_is_sent_uppercase() -> None:
-    option = serve.env_option(serve.ENGINES["sglang"], "SM_SGLANG_SPECULATIVE_ALGORITHM", "eagle3")
-    assert option.tokens == ["--speculative-algorithm", "EAGLE3"]
+    flag = contract.env_flag("sglang", "SM_SGLANG_SPECULATIVE_ALGORITHM", " Eagle3 ")
+    assert flag.tokens == ["--speculative-algorithm", "EAGLE3"]
+
+
+def test_vllm_method_in_another_case_is_sent_lowercase() -> None:
+    tokens = vllm_tokens("SM_VLLM_SPECULATIVE_CONFIG", '{"method":"Eagle3","model":"o/d"}')
+    assert tokens is not None and tokens[0] == "--speculative-config"
+    assert json.loads(tokens[1]) == {"method": "eagle3", "model": "o/d"}
+    assert vllm_tokens("SM_VLLM_SPEC_METHOD", "NGRAM") == ["--spec-method", "ngram"]
 
 
 def test_env_options_are_sorted_by_variable_and_ignore_other_engines() -> None:
@@ -83,7 +110,8 @@ def test_env_options_are_sorted_by_variable_and_ignore_other_engines() -> None:
         "SM_SGLANG_TP_SIZE": "8",
         "VLLM_LOGGING_LEVEL": "DEBUG",
     }
-    tokens = [t for o in serve.env_options(serve.ENGINES["vllm"], env) for t in o.tokens]
+    flags = [flag for flag in contract.env_flags("vllm", env) if flag.key != "model"]
+    tokens = [t for flag in flags for t in flag.tokens]
     assert tokens == ["--enforce-eager", "--max-model-len", "4096", "--tensor-parallel-size", "2"]
 
 
@@ -105,40 +133,48 @@ def test_argument_settings_reads_all_three_flag_forms_and_the_positional_model()
     assert settings["dtype"].source == "argument --dtype"
 
 
-def test_flag_key_folds_aliases_underscores_and_negation() -> None:
-    vllm, sglang = serve.ENGINES["vllm"], serve.ENGINES["sglang"]
-    assert serve.flag_key(vllm, "--speculative_config") == "speculative-config"
-    assert serve.flag_key(vllm, "-sc") == "speculative-config"
-    assert serve.flag_key(vllm, "--no-enable-prefix-caching") == "enable-prefix-caching"
-    assert serve.flag_key(sglang, "--model") == "model-path"
-    assert serve.flag_key(sglang, "--tensor-parallel-size") == "tp-size"
-    assert serve.flag_key(sglang, "--tp") == "tp-size"
-    assert serve.flag_key(sglang, "--speculative-draft-model") == "speculative-draft-model-path"
+def test_canonical_flag_folds_aliases_underscores_case_and_negation() -> None:
+    canonical = contract.canonical_flag
+    assert canonical("vllm", "--speculative_config") == "speculative-config"
+    assert canonical("vllm", "--Speculative-Config=x") == "speculative-config"
+    assert canonical("vllm", "-sc") == "speculative-config"
+    assert canonical("vllm", "--no-enable-prefix-caching") == "enable-prefix-caching"
+    assert canonical("sglang", "--model") == "model-path"
+    assert canonical("sglang", "--tensor-parallel-size") == "tp-size"
+    assert canonical("sglang", "--tp") == "tp-size"
+    assert canonical("sglang", "--speculative-draft-model") == "speculative-draft-model-path"
 
 
 # --- model resolution (pure, with a temporary model directory) ----------------------------------
 
 
+def resolve(engine: str, env: dict[str, str], model_dir: str) -> str | None:
+    spec = serve.ENGINES[engine]
+    env_model = next((f for f in contract.env_flags(engine, env) if f.key == spec.model_key), None)
+    return serve.resolve_model(spec, env_model, env, model_dir)
+
+
 def test_model_from_the_engine_variable_first(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text("{}")
-    env = {"SM_VLLM_MODEL": "org/explicit", "HF_MODEL_ID": "org/hf"}
-    assert serve.resolve_model(serve.ENGINES["vllm"], env, str(tmp_path)) == "org/explicit"
+    env = {"SM_VLLM_MODEL": " org/explicit ", "HF_MODEL_ID": "org/hf"}
+    assert resolve("vllm", env, str(tmp_path)) == "org/explicit"
 
 
 def test_model_directory_with_files_beats_the_hub_id(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text("{}")
     env = {"HF_MODEL_ID": "org/hf", "MODEL_ID": "org/other"}
-    assert serve.resolve_model(serve.ENGINES["sglang"], env, str(tmp_path)) == str(tmp_path)
+    assert resolve("sglang", env, str(tmp_path)) == str(tmp_path)
     argv = serve.build_argv("sglang", env, [], model_dir=str(tmp_path))
     assert argv == [*SGLANG, "--model-path", str(tmp_path), *DEFAULTS]
 
 
 def test_empty_or_missing_model_directory_falls_back_to_hf_model_id(tmp_path: Path) -> None:
     env = {"HF_MODEL_ID": "org/hf", "MODEL_ID": "org/other"}
-    assert serve.resolve_model(serve.ENGINES["vllm"], env, str(tmp_path)) == "org/hf"
+    assert resolve("vllm", env, str(tmp_path)) == "org/hf"
     missing = str(tmp_path / "absent")
-    assert serve.resolve_model(serve.ENGINES["vllm"], {"MODEL_ID": "org/m"}, missing) == "org/m"
-    assert serve.resolve_model(serve.ENGINES["vllm"], {}, missing) is None
+    assert resolve("vllm", {"MODEL_ID": "org/m"}, missing) == "org/m"
+    assert resolve("vllm", {"HF_MODEL_ID": "  ", "MODEL_ID": "org/m"}, missing) == "org/m"
+    assert resolve("vllm", {}, missing) is None
 
 
 # --- redaction (pure) ---------------------------------------------------------------------------
@@ -175,11 +211,31 @@ def test_redaction_hides_secret_like_values_only() -> None:
     ]
 
 
-def test_is_uri_catches_schemes_and_arns_but_not_hub_ids_or_paths() -> None:
-    for value in ("s3://b/k", "S3://b/k", "gs://b/k", "https://hf.co/x", "arn:aws:s3:::b"):
-        assert serve.is_uri(value), value
-    for value in ("org/name", "/opt/ml/model/draft", "org/name-v1.5"):
-        assert not serve.is_uri(value), value
+def test_model_references_are_hub_ids_or_clean_absolute_paths() -> None:
+    for value in ("org/name", "/opt/ml/model/draft", "org/name-v1.5", "o_1/m.2"):
+        assert contract.draft_model_problem(value) is None, value
+    refused = {
+        "s3://b/k": "URI",
+        "S3://b/k": "URI",
+        "gs://b/k": "URI",
+        "https://hf.co/x": "URI",
+        "arn:aws:s3:::b": "URI",
+        "-org/name": "starts with '-'",
+        "--model": "starts with '-'",
+        "../draft": "relative path",
+        "./draft": "relative path",
+        "/opt/../etc": "not a clean absolute path",
+        "/opt/./x": "not a clean absolute path",
+        "//host/x": "not a clean absolute path",
+        "org/na--me": "not a Hugging Face id",
+        "org/name\n": "spaces around it",
+        "": "is empty",
+        "a" * 5000: "not a Hugging Face id",
+    }
+    for value, reason in refused.items():
+        problem = contract.draft_model_problem(value)
+        assert problem is not None and reason in problem, (value, problem)
+        assert "\n" not in problem and len(problem) < 300
 
 
 # --- end to end in dry-run: the DLC convention --------------------------------------------------
@@ -315,14 +371,17 @@ def test_leading_engine_command_in_arguments_is_dropped() -> None:
 
 
 @pytest.mark.parametrize(
-    "model", ["org/model with spaces", 'org/it\'s "quoted"', "org/m; rm -rf / #", "$(id)"]
+    "model",
+    ["org/model with spaces", 'org/it\'s "quoted"', "org/m; rm -rf / #", "$(id)", "-x/y"],
 )
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
-def test_odd_model_id_is_one_unchanged_argument(engine: str, model: str) -> None:
-    argv = dry_run_argv(engine, {"HF_MODEL_ID": model})
-    expected_model = [model] if engine == "vllm" else ["--model-path", model]
-    command = VLLM if engine == "vllm" else SGLANG
-    assert argv == [*command, *expected_model, *DEFAULTS]
+def test_a_model_that_is_no_hub_id_or_path_is_refused_not_passed_on(
+    engine: str, model: str
+) -> None:
+    result = run_serve(engine, {"HF_MODEL_ID": model})
+    assert result.returncode == 2
+    assert result.stderr.startswith("mlcc-serve: error: HF_MODEL_ID: ")
+    assert result.stdout == ""
 
 
 # --- the log line ------------------------------------------------------------------------------
@@ -330,7 +389,7 @@ def test_odd_model_id_is_one_unchanged_argument(engine: str, model: str) -> None
 
 def test_log_line_redacts_secret_values_but_dry_run_stdout_is_exact() -> None:
     env = {"SM_VLLM_MODEL": TARGET, "SM_VLLM_API_KEY": "sk-very-secret"}
-    result = run_serve("vllm", env, ["--hf-token=hf_secret"])
+    result = run_serve_process("vllm", env, ["--hf-token=hf_secret"])
     assert result.returncode == 0
     assert "sk-very-secret" not in result.stderr
     assert "hf_secret" not in result.stderr
@@ -387,7 +446,6 @@ REFUSALS: list[tuple[str, str | None, dict[str, str], list[str], str]] = [
     ("vllm-bare-config", "vllm", vllm_config("true"), [], SPEC),
     ("vllm-empty-object", "vllm", vllm_config("{}"), [], SPEC),
     ("vllm-eagle2", "vllm", vllm_config('{"method":"eagle2","model":"o/d"}'), [], SPEC),
-    ("vllm-uppercase", "vllm", vllm_config('{"method":"EAGLE3","model":"o/d"}'), [], SPEC),
     ("vllm-no-method", "vllm", vllm_config('{"model":"o/d","num_speculative_tokens":3}'), [], SPEC),
     ("vllm-eagle-no-model", "vllm", vllm_config('{"method":"eagle"}'), [], SPEC),
     ("vllm-eagle3-no-model", "vllm", vllm_config('{"method":"eagle3"}'), [], SPEC),
@@ -535,17 +593,27 @@ def recorded_argv(marker: Path) -> list[str]:
     [case[1:] for case in REFUSALS],
     ids=[case[0] for case in REFUSALS],
 )
-def test_refusal_is_one_line_exit_2_and_never_execs(
-    tmp_path: Path, engine: str | None, env: dict[str, str], args: list[str], variable: str
+def test_refusal_is_one_line_naming_the_variable_and_exit_2(
+    engine: str | None, env: dict[str, str], args: list[str], variable: str
 ) -> None:
-    path, marker = fake_engine_path(tmp_path)
-    result = run_serve(engine, env, args, dry_run=False, path=path)
+    result = run_serve(engine, env, args)
     assert result.returncode == 2, result.stderr
     lines = result.stderr.splitlines()
     assert len(lines) == 1, lines
     assert lines[0].startswith(f"mlcc-serve: error: {variable}: "), lines[0]
     assert len(lines[0]) > len(f"mlcc-serve: error: {variable}: ") + 10
     assert result.stdout == ""
+
+
+@pytest.mark.parametrize("case", [REFUSALS[0], REFUSALS[-1]], ids=lambda case: case[0])
+def test_a_refused_container_never_execs_the_engine(
+    tmp_path: Path, case: tuple[str, str | None, dict[str, str], list[str], str]
+) -> None:
+    _, engine, env, args, variable = case
+    path, marker = fake_engine_path(tmp_path)
+    result = run_serve_process(engine, env, args, dry_run=False, path=path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"mlcc-serve: error: {variable}: ")
     assert not marker.exists()
 
 
@@ -558,8 +626,10 @@ def test_refusal_in_dry_run_prints_no_argv() -> None:
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
 def test_success_execs_the_engine_with_the_exact_argv(tmp_path: Path, engine: str) -> None:
     path, marker = fake_engine_path(tmp_path)
-    model = "org/odd model; 'x' \"y\""
-    result = run_serve(engine, {"HF_MODEL_ID": model}, ["--seed", "3"], dry_run=False, path=path)
+    model = "org/odd_model-v1.5"
+    result = run_serve_process(
+        engine, {"HF_MODEL_ID": model}, ["--seed", "3"], dry_run=False, path=path
+    )
     assert result.returncode == 0, result.stderr
     # The fake receives argv[1:]: what follows `vllm` or `python3`.
     head = ["serve", model] if engine == "vllm" else [*SGLANG[1:], "--model-path", model]
@@ -574,15 +644,23 @@ def test_sglang_triple_completed_by_an_argument_is_accepted(tmp_path: Path) -> N
 
 
 def test_missing_engine_binary_exits_127_with_one_line(tmp_path: Path) -> None:
-    result = run_serve("vllm", {"HF_MODEL_ID": TARGET}, dry_run=False, path=str(tmp_path))
+    result = run_serve_process("vllm", {"HF_MODEL_ID": TARGET}, dry_run=False, path=str(tmp_path))
     assert result.returncode == 127
     assert result.stderr.splitlines()[-1].startswith("mlcc-serve: error: cannot start vllm")
 
 
-def test_unknown_engine_version_skips_only_the_name_check() -> None:
-    env = {**SGLANG_EAGLE3, ALGO: "UNO", "MLCC_ENGINE_VERSION": "0.5.23"}
-    argv = dry_run_argv("sglang", without(env, DRAFT))
+def test_a_known_newer_version_is_judged_by_its_own_names() -> None:
+    env = {**without(SGLANG_EAGLE3, DRAFT), ALGO: "UNO", "MLCC_ENGINE_VERSION": "0.5.23"}
+    argv = dry_run_argv("sglang", env)
     assert argv[argv.index("--speculative-algorithm") + 1] == "UNO"
+    refused = run_serve("sglang", {**env, "MLCC_ENGINE_VERSION": ""})
+    assert refused.stderr.startswith(f"mlcc-serve: error: {ALGO}: ")
+
+
+def test_unknown_engine_version_skips_only_the_name_check() -> None:
+    env = {**SGLANG_EAGLE3, ALGO: "FUTURE", "MLCC_ENGINE_VERSION": "0.9.0"}
+    argv = dry_run_argv("sglang", env)
+    assert argv[argv.index("--speculative-algorithm") + 1] == "FUTURE"
     result = run_serve("sglang", {**without(env, DRAFT), ALGO: "EAGLE3"})
     assert result.returncode == 2
     assert result.stderr.startswith(f"mlcc-serve: error: {DRAFT}: ")

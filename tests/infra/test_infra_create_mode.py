@@ -307,7 +307,7 @@ def check_images(run: offline.OfflineRun) -> None:
     assert repository["encryptionConfigurations"] == [{"encryptionType": "AES256"}]
     image = run.one("docker-build:index:Image").inputs
     assert image["platforms"] == ["linux/amd64"]
-    assert image["context"] == {"location": str(REPO / "images")}
+    assert image["context"] == {"location": str(REPO)}  # narrowed by /.dockerignore
     assert image["dockerfile"] == {"location": str(REPO / "images" / "vllm" / "Dockerfile")}
     assert image["buildArgs"] == {"ENGINE_VERSION": PINNED_VERSIONS[Engine.VLLM]}
     assert image["push"] is True and image["buildOnPreview"] is False

@@ -84,18 +84,21 @@ def test_ecr_pull_names_the_repositories_and_only_the_token_call_is_unscoped() -
     assert statements[1]["Resource"] == ["arn:aws:ecr:us-east-1:1:repository/a"]
 
 
-def _copy_images(tmp_path: Path) -> Path:
-    target = tmp_path / "images"
-    for part in ("serve", "vllm", "sglang"):
-        (target / part).mkdir(parents=True)
-    (target / "serve" / "serve.py").write_text("print('serve')\n")
-    (target / "vllm" / "Dockerfile").write_text("FROM vllm/vllm-openai:v0.27.1\n")
-    (target / "sglang" / "Dockerfile").write_text("FROM lmsysorg/sglang:v0.5.17\n")
-    return target
+def _copy_context(tmp_path: Path) -> Path:
+    """A repository-shaped build context: .dockerignore, the copied files, both image folders."""
+    (tmp_path / ".dockerignore").write_text("*\n!images/serve/serve.py\n!mlcc/engine_contract.py\n")
+    for part in ("images/serve", "images/vllm", "images/sglang", "mlcc"):
+        (tmp_path / part).mkdir(parents=True)
+    (tmp_path / "images" / "serve" / "serve.py").write_text("print('serve')\n")
+    (tmp_path / "mlcc" / "engine_contract.py").write_text("VLLM = 'vllm'\n")
+    (tmp_path / "mlcc" / "config.py").write_text("# not in the image\n")
+    (tmp_path / "images" / "vllm" / "Dockerfile").write_text("FROM vllm/vllm-openai:v0.27.1\n")
+    (tmp_path / "images" / "sglang" / "Dockerfile").write_text("FROM lmsysorg/sglang:v0.5.17\n")
+    return tmp_path / "images"
 
 
 def test_content_tag_is_stable_and_changes_with_what_goes_into_the_image(tmp_path: Path) -> None:
-    images = _copy_images(tmp_path)
+    images = _copy_context(tmp_path)
     args = {"ENGINE_VERSION": "0.27.1"}
     tag = content_tag(images, Engine.VLLM, args)
     assert tag.startswith("0.27.1-") and len(tag) == len("0.27.1-") + 16
@@ -103,19 +106,24 @@ def test_content_tag_is_stable_and_changes_with_what_goes_into_the_image(tmp_pat
     (images / "sglang" / "Dockerfile").write_text("FROM lmsysorg/sglang:v0.5.23\n")
     (images / "serve" / "__pycache__").mkdir()
     (images / "serve" / "__pycache__" / "serve.cpython-311.pyc").write_bytes(b"\0")
-    assert content_tag(images, Engine.VLLM, args) == tag  # other engine and caches: no rebuild
+    (tmp_path / "mlcc" / "config.py").write_text("# changed, still not in the image\n")
+    assert content_tag(images, Engine.VLLM, args) == tag  # not in this image: no rebuild
     assert content_tag(images, Engine.VLLM, {"ENGINE_VERSION": "0.34.0"}) != tag
     (images / "serve" / "serve.py").write_text("print('serve v2')\n")
-    assert content_tag(images, Engine.VLLM, args) != tag
+    tag_v2 = content_tag(images, Engine.VLLM, args)
+    assert tag_v2 != tag
+    (tmp_path / "mlcc" / "engine_contract.py").write_text("VLLM = 'vllm'  # v2\n")
+    assert content_tag(images, Engine.VLLM, args) != tag_v2
 
 
-def test_context_files_are_the_engine_folder_and_the_shared_wrapper() -> None:
-    names = [
-        p.relative_to(REPO / "images").as_posix()
-        for p in context_files(REPO / "images", Engine.SGLANG)
+def test_context_files_are_the_engine_folder_and_what_dockerignore_lets_in() -> None:
+    names = [p.relative_to(REPO).as_posix() for p in context_files(REPO / "images", Engine.SGLANG)]
+    assert names == [
+        ".dockerignore",
+        "images/serve/serve.py",
+        "images/sglang/Dockerfile",
+        "mlcc/engine_contract.py",
     ]
-    assert "sglang/Dockerfile" in names and "serve/serve.py" in names
-    assert not [n for n in names if n.startswith("vllm/")]
 
 
 def test_kubeconfig_uses_aws_eks_get_token_and_holds_no_credentials() -> None:

@@ -253,6 +253,23 @@ def test_the_other_engines_variables_are_not_the_selected_engines_business() -> 
     assert check_env("endpoint env", env, s.expectation()).passed
 
 
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        ("SM_VLLM_SPEC_METHOD", "ngram"),
+        ("SM_VLLM_SPEC_TOKENS", "9"),
+        ("SM_VLLM_SPECULATIVE_C", "{}"),
+    ],
+)
+def test_a_speculative_setting_in_another_spelling_is_caught(variable: str, value: str) -> None:
+    # The wrapper reads these as speculative flags too (shorthand, abbreviation), so verify
+    # treats them as speculative variables the stack config did not ask for.
+    env = [*s.rendered_env(), {"name": variable, "value": value}]
+    check = check_env("endpoint env", env, s.expectation())
+    assert not check.passed
+    assert check.detail == f"{variable}={value} is set but the stack config does not ask for it"
+
+
 def test_a_speculative_variable_from_a_secret_reference_is_not_the_configured_value() -> None:
     env = s.with_env(s.rendered_env(), "HP_SPECULATIVE_ALGORITHM", None)
     env.append(

@@ -1,0 +1,124 @@
+"""scripts/engine_flags.py: the option tables are read from the engines' argparse sources."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import zipfile
+from pathlib import Path
+from types import ModuleType
+
+REPO = Path(__file__).resolve().parents[1]
+
+VLLM_ARG_UTILS = """
+class EngineArgs:
+    @staticmethod
+    def add_cli_args(parser):
+        group = parser.add_argument_group("Model")
+        group.add_argument("--max-model-len", **kwargs["max_model_len"])
+        group.add_argument("--tensor-parallel-size", "-tp", **kwargs["tensor_parallel_size"])
+        group.add_argument("--speculative-config", "-sc", **kwargs["speculative_config"])
+        parser.add_argument(f"--{dynamic}")  # not a literal: not a flag we can know
+"""
+VLLM_CLI_ARGS = """
+class BaseFrontendArgs:
+    chat_template: str | None = None
+    registry: ClassVar[dict] = {}
+
+class FrontendArgs(BaseFrontendArgs):
+    port: int = 8000
+
+def make_arg_parser(parser):
+    parser.add_argument("--headless", action="store_true")
+"""
+SGLANG_SERVER_ARGS = """
+class ServerArgs:
+    model_path: A[str, Arg(help="Path.", aliases=["--model"])]
+    tp_size: A[int, Arg(help="TP.", aliases=["--tensor-parallel-size"])] = 1
+    context_length: A[int, "Context length."] = None
+    internal_state: A[int, Arg(help="x", no_cli=True)] = 0
+    renamed: A[int, Arg(help="x", cli_name="--public-name")] = 0
+    plain_field: int = 0
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--reasoning-parser", type=str)
+"""
+
+
+def load_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "engine_flags", REPO / "scripts" / "engine_flags.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def wheel(path: Path, files: dict[str, str]) -> Path:
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return path
+
+
+def test_vllm_flags_are_the_literal_options_and_the_frontend_fields(tmp_path: Path) -> None:
+    script = load_script()
+    vllm = wheel(
+        tmp_path / "vllm-0.27.1-cp38-abi3-manylinux_2_28_x86_64.whl",
+        {
+            "vllm/engine/arg_utils.py": VLLM_ARG_UTILS,
+            "vllm/entrypoints/openai/cli_args.py": VLLM_CLI_ARGS,
+        },
+    )
+    assert script.vllm_flags(vllm) == {
+        "--max-model-len": "max-model-len",
+        "--tensor-parallel-size": "tensor-parallel-size",
+        "-tp": "tensor-parallel-size",
+        "--speculative-config": "speculative-config",
+        "-sc": "speculative-config",
+        "--headless": "headless",
+        "--chat-template": "chat-template",
+        "--port": "port",
+    }
+    assert script.wheel_version(vllm) == "0.27.1"
+
+
+def test_sglang_flags_follow_the_dataclass_annotations(tmp_path: Path) -> None:
+    script = load_script()
+    sglang = wheel(
+        tmp_path / "sglang-0.5.17-cp311-cp311-manylinux_2_34_x86_64.whl",
+        {"sglang/srt/server_args.py": SGLANG_SERVER_ARGS},
+    )
+    assert script.sglang_flags(sglang) == {
+        "--model-path": "model-path",
+        "--model": "model-path",
+        "--tp-size": "tp-size",
+        "--tensor-parallel-size": "tp-size",
+        "--context-length": "context-length",
+        "--public-name": "public-name",
+        "--reasoning-parser": "reasoning-parser",
+    }
+
+
+def test_the_generated_block_names_its_sources_and_versions(tmp_path: Path) -> None:
+    script = load_script()
+    vllm = wheel(
+        tmp_path / "vllm-0.27.1-x.whl",
+        {
+            "vllm/engine/arg_utils.py": VLLM_ARG_UTILS,
+            "vllm/entrypoints/openai/cli_args.py": VLLM_CLI_ARGS,
+        },
+    )
+    sglang = wheel(
+        tmp_path / "sglang-0.5.17-x.whl", {"sglang/srt/server_args.py": SGLANG_SERVER_ARGS}
+    )
+    lines = script.block(vllm, sglang)
+    assert lines[0].startswith(script.BEGIN) and "vllm 0.27.1, sglang 0.5.17" in lines[0]
+    assert lines[-1].startswith(script.END)
+    assert any("sglang/srt/server_args.py" in line for line in lines)
+    contract = (REPO / "mlcc" / "engine_contract.py").read_text()
+    assert contract.count(script.BEGIN) == 1 and contract.count(script.END) == 1
+    assert "from vllm 0.27.1, sglang 0.5.17" in contract
