@@ -300,7 +300,17 @@ def test_the_settings_the_program_writes_are_the_flags_the_wrapper_passes(engine
     argv = dry_run_argv(engine.value, env)
     head = VLLM if engine is Engine.VLLM else SGLANG
     assert argv[: len(head)] == head
-    flags = dict(zip(argv[len(head) :: 2], argv[len(head) + 1 :: 2], strict=False))
+    flags = _flag_values(argv[len(head) :])
     assert flags[f"--{engine_contract.TENSOR_PARALLEL_FLAGS[engine]}"] == "4"
     assert flags[f"--{engine_contract.SERVED_NAME_FLAG}"] == TARGET
     assert flags[f"--{engine_contract.NEUTRAL_SETTINGS['maxModelLen'][engine]}"] == "8192"
+
+
+def _flag_values(tokens: list[str]) -> dict[str, str | None]:
+    """`--flag value` pairs and bare `--flag`s (None), as argparse reads them."""
+    values: dict[str, str | None] = {}
+    for index, token in enumerate(tokens):
+        if token.startswith("--"):
+            following = tokens[index + 1] if index + 1 < len(tokens) else "--"
+            values[token] = None if following.startswith("--") else following
+    return values
