@@ -3,6 +3,8 @@ the optional latency plot."""
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -107,19 +109,14 @@ def write_json(out_dir: Path, run: Mapping[str, Any]) -> Path:
 
 
 def plot_available() -> bool:
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return importlib.util.find_spec("matplotlib") is not None
 
 
 def write_plot(out_dir: Path, run: Mapping[str, Any], baseline: Mapping[str, Any] | None) -> Path:
     """ITL and TTFT as cumulative distributions, this run against the baseline."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    # matplotlib is an optional extra without type stubs.
+    importlib.import_module("matplotlib").use("Agg")
+    plt: Any = importlib.import_module("matplotlib.pyplot")
 
     figure_, axes = plt.subplots(1, 2, figsize=(11, 4))
     for axis, key, title in zip(

@@ -19,8 +19,10 @@ from urllib.parse import urlsplit
 from mlcc.bench.prometheus import ExpositionError, Sample, merge, parse_exposition
 from mlcc.bench.stream import LineSplitter, RequestResult, StreamTimer, error_message
 
-# (API path, request body) -> the response body, piece by piece, as it arrives.
-StreamSender = Callable[[str, dict[str, Any]], Iterator[bytes]]
+# (API path, request body, mark_sent) -> the response body, piece by piece, as it arrives.
+# A sender whose client does work of its own before the request leaves (SigV4 signing) calls
+# mark_sent() when it does leave, so that the latencies are the server's, not the client's.
+StreamSender = Callable[[str, dict[str, Any], Callable[[], None]], Iterator[bytes]]
 
 
 class RequestError(Exception):
@@ -51,7 +53,10 @@ class HttpTarget:
         kind = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
         return kind(self._host, self._port, timeout=self._timeout_s)
 
-    def stream(self, path: str, body: dict[str, Any]) -> Iterator[bytes]:
+    def stream(
+        self, path: str, body: dict[str, Any], mark_sent: Callable[[], None]
+    ) -> Iterator[bytes]:
+        del mark_sent  # connecting is part of the latency a client sees
         connection = self._connection()
         try:
             connection.request(
@@ -123,18 +128,18 @@ def timed_request(
     body: dict[str, Any],
     clock: Callable[[], float] = time.perf_counter,
 ) -> RequestResult:
-    start = clock()
+    sent_at = [clock()]
     splitter, timer = LineSplitter(), StreamTimer()
-    pieces = send(path, body)
+    pieces = send(path, body, lambda: sent_at.__setitem__(0, clock()))
     try:
         for piece in pieces:
-            arrived = clock() - start
+            arrived = clock() - sent_at[0]
             for line in splitter.feed(piece):
                 timer.feed(line, arrived)
             if timer.done:
                 break
         for line in splitter.flush():
-            timer.feed(line, clock() - start)
+            timer.feed(line, clock() - sent_at[0])
     except RequestError as error:
         return RequestResult(ok=False, error=str(error))
     except (OSError, http.client.HTTPException) as error:

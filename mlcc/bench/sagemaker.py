@@ -5,7 +5,8 @@ whose `PayloadPart.Bytes` carry the engine's server-sent events, split anywhere.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from mlcc.bench.runner import RequestError, StreamSender, TargetError
@@ -16,8 +17,20 @@ def sagemaker_sender(client: Any, endpoint_name: str) -> StreamSender:
     container's `invocationEndpoint` (chat completions), so the API path is not sent."""
     from botocore.exceptions import BotoCoreError, ClientError, EventStreamError
 
-    def send(path: str, body: dict[str, Any]) -> Iterator[bytes]:
+    sending = threading.local()  # botocore sends in the calling thread
+
+    def on_before_send(**kwargs: Any) -> None:
+        mark_sent = getattr(sending, "mark_sent", None)
+        if mark_sent is not None:
+            mark_sent()
+
+    client.meta.events.register(
+        "before-send.sagemaker-runtime.InvokeEndpointWithResponseStream", on_before_send
+    )
+
+    def send(path: str, body: dict[str, Any], mark_sent: Callable[[], None]) -> Iterator[bytes]:
         del path
+        sending.mark_sent = mark_sent
         try:
             response = client.invoke_endpoint_with_response_stream(
                 EndpointName=endpoint_name,

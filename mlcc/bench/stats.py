@@ -34,10 +34,10 @@ def percentile(values: Sequence[float], pct: float) -> float:
 
 
 def distribution(values_ms: Sequence[float]) -> dict[str, float | None]:
-    if not values_ms:
-        return {f"p{p}": None for p in PERCENTILES} | {"mean": None}
-    summary: dict[str, float | None] = {f"p{p}": percentile(values_ms, p) for p in PERCENTILES}
-    summary["mean"] = sum(values_ms) / len(values_ms)
+    summary: dict[str, float | None] = dict.fromkeys([*(f"p{p}" for p in PERCENTILES), "mean"])
+    if values_ms:
+        summary |= {f"p{p}": percentile(values_ms, p) for p in PERCENTILES}
+        summary["mean"] = sum(values_ms) / len(values_ms)
     return summary
 
 

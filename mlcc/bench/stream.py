@@ -89,12 +89,13 @@ class StreamTimer:
             return RequestResult(ok=False, error=self._error)
         if self._first_content is None or self._last_content is None:
             return RequestResult(ok=False, error="the stream carried no output")
-        usage_reported = self._completion_tokens is not None
+        tokens = self._completion_tokens
+        usage_reported = tokens is not None
         return RequestResult(
             ok=True,
             ttft_s=self._first_content,
             e2e_s=self._last_content,
-            output_tokens=self._completion_tokens if usage_reported else self._chunks,
+            output_tokens=tokens if tokens is not None else self._chunks,
             content_chunks=self._chunks,
             usage_reported=usage_reported,
         )

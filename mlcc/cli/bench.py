@@ -88,9 +88,9 @@ class Plan:
     baseline: dict[str, Any] | None
 
 
-def run(args: argparse.Namespace, sagemaker_factory: Callable[..., Any] | None = None) -> int:
+def run(args: argparse.Namespace) -> int:
     try:
-        plan = _plan(args, sagemaker_factory)
+        plan = _plan(args)
         return _bench(args, plan)
     except UsageError as error:
         return _fail(str(error), EXIT_USAGE)
@@ -105,7 +105,7 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
-def _plan(args: argparse.Namespace, sagemaker_factory: Callable[..., Any] | None) -> Plan:
+def _plan(args: argparse.Namespace) -> Plan:
     if sum(bool(x) for x in (args.url, args.sagemaker_endpoint)) > 1:
         raise UsageError("give either --url or --sagemaker-endpoint, not both")
     if not (args.url or args.sagemaker_endpoint or args.stack):
@@ -120,8 +120,7 @@ def _plan(args: argparse.Namespace, sagemaker_factory: Callable[..., Any] | None
     baseline = report.load_baseline(args.baseline) if args.baseline else None
     chosen = prompts.load_prompts(args.prompts) if args.prompts else prompts.built_in_prompts()
     if args.sagemaker_endpoint:
-        factory = sagemaker_factory or _sagemaker_sender
-        sender = factory(args.sagemaker_endpoint, args.region)
+        sender = _sagemaker_sender(args.sagemaker_endpoint, args.region)
         target, metrics = f"sagemaker:{args.sagemaker_endpoint}", args.metrics_url or []
     else:
         url = args.url or access.local_url()

@@ -40,14 +40,22 @@ class Counters:
     accepted_per_position: list[int] = field(default_factory=list)
 
 
+class QuietServer(ThreadingHTTPServer):
+    """Clients that drop idle keep-alive connections are not errors worth a traceback."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass
+
+
 class FakeEngine:
     def __init__(self, behaviour: EngineBehaviour) -> None:
         self.behaviour = behaviour
         self.counters = Counters(accepted_per_position=[0] * behaviour.drafts_per_step)
         self.received: list[tuple[str, dict[str, Any]]] = []  # (path, body)
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
+        self._server = QuietServer(("127.0.0.1", 0), _handler(self))
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
