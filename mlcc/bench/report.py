@@ -122,9 +122,9 @@ def write_plot(out_dir: Path, run: Mapping[str, Any], baseline: Mapping[str, Any
     for axis, key, title in zip(
         axes, ("itl_ms", "ttft_ms"), ("ITL (ms/token)", "TTFT (ms)"), strict=True
     ):
-        for source in (baseline, run):
-            if source is not None:
-                _plot_cdf(axis, _samples(source, key), str(source.get("label")))
+        if baseline is not None:
+            _plot_cdf(axis, _samples(baseline, key), f"{baseline.get('label')} (baseline)")
+        _plot_cdf(axis, _samples(run, key), str(run.get("label")))
         axis.set_title(title)
         axis.set_xlabel("ms")
         axis.set_ylabel("fraction of requests")
@@ -143,5 +143,5 @@ def _samples(run: Mapping[str, Any], key: str) -> list[float]:
 
 def _plot_cdf(axis: Any, values: list[float], label: str) -> None:
     if values:
-        fractions = [(i + 1) / len(values) for i in range(len(values))]
-        axis.step(values, fractions, where="post", label=label)
+        fractions = [i / len(values) for i in range(len(values) + 1)]
+        axis.step([values[0], *values], fractions, where="post", label=label)
