@@ -3,6 +3,7 @@ scrapes before and after."""
 
 from __future__ import annotations
 
+import dataclasses
 import http.client
 import json
 import socket
@@ -56,6 +57,8 @@ class HttpTarget:
     def stream(
         self, path: str, body: dict[str, Any], mark_sent: Callable[[], None]
     ) -> Iterator[bytes]:
+        """A new connection per request: a reused one would leave the server's first write
+        after an idle pause to Nagle's algorithm and the client's delayed ACK (up to 40 ms)."""
         del mark_sent  # connecting is part of the latency a client sees
         connection = self._connection()
         try:
@@ -136,8 +139,8 @@ def timed_request(
             arrived = clock() - sent_at[0]
             for line in splitter.feed(piece):
                 timer.feed(line, arrived)
-            if timer.done:
-                break
+            # After [DONE] the body is still read to its end: closing a socket with unread
+            # bytes resets the connection under the server's feet.
         for line in splitter.flush():
             timer.feed(line, clock() - sent_at[0])
     except RequestError as error:
@@ -148,17 +151,17 @@ def timed_request(
         close = getattr(pieces, "close", None)
         if close is not None:
             close()
-    return timer.result()
+    return dataclasses.replace(timer.result(), sent_at=sent_at[0])
 
 
 class Progress:
     """One progress line: rewritten in place on a terminal, a line per tenth otherwise."""
 
-    def __init__(self, total: int, out: TextIO = sys.stderr) -> None:
-        self._total, self._out = total, out
+    def __init__(self, total: int, out: TextIO | None = None) -> None:
+        self._total, self._out = total, out or sys.stderr
         self._done = self._failed = 0
         self._lock = threading.Lock()
-        self._tty = out.isatty()
+        self._tty = self._out.isatty()
         self._step = max(1, total // 10)
 
     def update(self, result: RequestResult) -> None:
@@ -181,7 +184,7 @@ def run_concurrently(
     work: Sequence[Callable[[], RequestResult]], concurrency: int, progress: Progress
 ) -> tuple[list[RequestResult], float]:
     """Runs every request, at most `concurrency` at once; returns them in order and the wall
-    time from the first send to the last answer."""
+    time from the first send to the last output token."""
 
     def tracked(job: Callable[[], RequestResult]) -> RequestResult:
         result = job()
@@ -191,9 +194,14 @@ def run_concurrently(
     start = time.perf_counter()
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
         results = list(pool.map(tracked, work))
-    wall_s = time.perf_counter() - start
     progress.finish()
-    return results, wall_s
+    return results, _last_token_at(results, default=time.perf_counter()) - start
+
+
+def _last_token_at(results: Sequence[RequestResult], default: float) -> float:
+    """The run ends with its last output token, not with the closing of its last stream."""
+    ends = [r.sent_at + r.e2e_s for r in results if r.sent_at is not None and r.e2e_s is not None]
+    return max(ends, default=default)
 
 
 def scrape(urls: Sequence[str], timeout_s: float = 10.0) -> list[Sample]:

@@ -21,6 +21,7 @@ class RequestResult:
     output_tokens: int = 0
     content_chunks: int = 0
     usage_reported: bool = False
+    sent_at: float | None = None  # the clock's reading when the request left
 
     @property
     def itl_s(self) -> float | None:

@@ -13,6 +13,8 @@ from bench_fake_engine import EngineBehaviour, FakeEngine
 from mlcc.cli import main
 
 TOLERANCE = 0.15
+# The fake shares this process (and the GIL) with the client on a loaded CI machine.
+SLACK_MS = 3.0
 
 
 def bench(engine: FakeEngine, out: Path, *extra: str, requests: int = 6) -> int:
@@ -34,16 +36,20 @@ def close(measured: float, truth: float, tolerance: float = TOLERANCE) -> bool:
     return abs(measured - truth) <= tolerance * truth
 
 
+def close_ms(measured: float, truth: float) -> bool:
+    return truth <= measured <= truth * (1 + TOLERANCE) + SLACK_MS
+
+
 def test_latencies_follow_tokens_not_chunks(tmp_path: Path) -> None:
     behaviour = EngineBehaviour(ttft_s=0.03, token_interval_s=0.005, chunk_tokens=(1, 4, 1, 3, 4))
     with FakeEngine(behaviour) as engine:
         assert bench(engine, tmp_path) == 0
     run = load(tmp_path)
     assert (run["completed"], run["failed"]) == (6, 0)
-    assert close(run["ttft_ms"]["p50"], 30.0)
+    assert close_ms(run["ttft_ms"]["p50"], 30.0)
     # 13 tokens in 5 chunks: 12 * 5 ms after the first, per chunk 15 ms, per token 5 ms.
     assert close(run["itl_ms"]["p50"], 5.0)
-    assert close(run["e2e_ms"]["mean"], 30.0 + 12 * 5.0)
+    assert close_ms(run["e2e_ms"]["mean"], 30.0 + 12 * 5.0)
     assert run["per_request"][0]["output_tokens"] == 13
     assert run["per_request"][0]["chunks"] == 5
 
