@@ -16,8 +16,9 @@ SGLang 0.5.17 exports no drafted or accepted token counters. `TokenizerMetricsCo
 each request's first token comes from prefill, so over the run
 accepted = generated - requests - verify steps, and drafted = verify steps x (draft tokens per
 step - 1), as SGLang's own `metrics_reporter.py` counts proposals (`speculative_num_draft_tokens
-- 1`, else `speculative_num_steps`). Without the verify counter the gauges are used as they
-are: the last interval, not the run, and no token counts.
+- 1`, else `speculative_num_steps`; without either gauge the acceptance rate is the
+`sglang:spec_accept_rate` gauge). Without the verify counter the gauges are used as they are:
+the last interval, not the run, and no token counts.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ def _from_sglang(
         per_step = _sglang_drafts_per_step(after)
         drafted = verify_steps * per_step if per_step else None
         return SpeculativeFigures(
-            acceptance_rate=_ratio(accepted, drafted) if drafted else None,
+            acceptance_rate=_ratio(accepted, drafted) if drafted else _mean_gauge(after),
             mean_accepted_tokens=_plus_one(_ratio(accepted, verify_steps)),
             draft_tokens=round(drafted) if drafted else None,
             accepted_tokens=round(accepted),
@@ -113,13 +114,17 @@ def _sglang_drafts_per_step(after: Sequence[Sample]) -> float | None:
     return max(steps) if steps else None
 
 
+def _mean_gauge(after: Sequence[Sample], name: str = SGLANG_ACCEPT_RATE) -> float | None:
+    values = gauge_values(after, name)
+    return sum(values) / len(values) if values else None
+
+
 def _from_sglang_gauges(after: Sequence[Sample]) -> SpeculativeFigures | None:
     lengths = [v for v in gauge_values(after, SGLANG_ACCEPT_LENGTH) if v > 0]
     if not lengths:
         return None
-    rates = gauge_values(after, SGLANG_ACCEPT_RATE)
     return SpeculativeFigures(
-        acceptance_rate=sum(rates) / len(rates) if rates else None,
+        acceptance_rate=_mean_gauge(after),
         mean_accepted_tokens=sum(lengths) / len(lengths),
         draft_tokens=None,
         accepted_tokens=None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,10 +20,22 @@ from mlcc.bench.speculative import speculative_figures
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 PROG = "mlcc bench"
+# Engines may count a request's last step just after streaming its last token.
+METRICS_SETTLE_S = 0.1
 
 
 class UsageError(Exception):
     pass
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} must be more than 0")
+    return value
 
 
 def _positive_int(text: str) -> int:
@@ -58,9 +71,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     target.add_argument("--project-dir", type=Path, default=Path("."), help="folder of Pulumi.yaml")
     parser.add_argument("--model", help="served model name (default with --stack: hp:model)")
     parser.add_argument("--engine", choices=("vllm", "sglang"), help="default: from the metrics")
-    parser.add_argument("--requests", type=_positive_int, default=50, metavar="N")
-    parser.add_argument("--concurrency", type=_positive_int, default=4, metavar="C")
-    parser.add_argument("--max-tokens", type=_positive_int, default=256, metavar="T")
+    parser.add_argument(
+        "--requests", type=_positive_int, default=50, metavar="N", help="default 50"
+    )
+    parser.add_argument(
+        "--concurrency", type=_positive_int, default=4, metavar="C", help="default 4"
+    )
+    parser.add_argument(
+        "--max-tokens", type=_positive_int, default=256, metavar="T", help="default 256"
+    )
     parser.add_argument("--prompts", type=Path, metavar="FILE.jsonl", help="default: built-in set")
     parser.add_argument("--ignore-eos", action="store_true", help="fixed output lengths")
     parser.add_argument(
@@ -72,7 +91,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--label", help="name of this run (default: speculative/no-speculation)")
     parser.add_argument("--baseline", type=Path, metavar="OTHER/bench.json")
     parser.add_argument("--plot", action="store_true", help="also write DIR/latency.png")
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds per request")
+    parser.add_argument(
+        "--timeout", type=_positive_seconds, default=600.0, help="seconds per request (600)"
+    )
     parser.add_argument("--out", type=Path, required=True, metavar="DIR")
     parser.set_defaults(run=run)
 
@@ -173,7 +194,10 @@ def _bench(args: argparse.Namespace, plan: Plan) -> int:
     results, wall_s = runner.run_concurrently(
         work, min(args.concurrency, args.requests), runner.Progress(args.requests)
     )
-    after = _scrape_or_warn(plan.metrics_urls) if before is not None else None
+    after = None
+    if before is not None:
+        time.sleep(METRICS_SETTLE_S)
+        after = _scrape_or_warn(plan.metrics_urls)
     completed = sum(r.ok for r in results)
     figures = speculative_figures(before, after, completed) if before and after else None
     settings = stats.RunSettings(

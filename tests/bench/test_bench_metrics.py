@@ -115,3 +115,15 @@ def test_sglang_without_a_request_counter_uses_the_completed_requests() -> None:
 def test_expected_accepted_length_is_the_geometric_sum(acceptance: float, k: int) -> None:
     direct = sum(acceptance**i for i in range(k + 1))
     assert expected_accepted_length(acceptance, k) == pytest.approx(direct, rel=1e-6, abs=1e-9)
+
+
+def test_sglang_without_a_draft_count_takes_the_rate_gauge() -> None:
+    after = parse_exposition(
+        "sglang:spec_verify_calls_total 10\nsglang:generation_tokens_total 31\n"
+        "sglang:num_requests_total 1\nsglang:spec_accept_rate 0.55\n"
+    )
+    figures = speculative_figures([], after, requests_completed=1)
+    assert figures is not None
+    assert (figures.accepted_tokens, figures.draft_tokens) == (20, None)
+    assert figures.mean_accepted_tokens == pytest.approx(3.0)
+    assert figures.acceptance_rate == pytest.approx(0.55)
