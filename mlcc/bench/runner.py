@@ -7,6 +7,7 @@ import dataclasses
 import http.client
 import json
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -39,7 +40,7 @@ class MetricsUnavailable(Exception):
 
 
 class HttpTarget:
-    def __init__(self, base_url: str, timeout_s: float) -> None:
+    def __init__(self, base_url: str, timeout_s: float, verify_tls: bool = True) -> None:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise TargetError(f"--url must be http://HOST[:PORT] or https://..., not {base_url!r}")
@@ -49,10 +50,14 @@ class HttpTarget:
         self._port = parts.port
         self._base_path = parts.path.rstrip("/")
         self._timeout_s = timeout_s
+        self._tls = tls_context(verify_tls)
 
     def _connection(self) -> http.client.HTTPConnection:
-        kind = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
-        return kind(self._host, self._port, timeout=self._timeout_s)
+        if self._https:
+            return http.client.HTTPSConnection(
+                self._host, self._port, timeout=self._timeout_s, context=self._tls
+            )
+        return http.client.HTTPConnection(self._host, self._port, timeout=self._timeout_s)
 
     def stream(
         self, path: str, body: dict[str, Any], mark_sent: Callable[[], None]
@@ -86,6 +91,15 @@ class HttpTarget:
             connection.close()
 
 
+def tls_context(verify: bool) -> ssl.SSLContext:
+    """The operator's load balancer may present a self-signed certificate: --insecure."""
+    context = ssl.create_default_context()
+    if not verify:
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+    return context
+
+
 def _body_message(raw: bytes) -> str:
     try:
         return error_message(json.loads(raw))
@@ -93,7 +107,7 @@ def _body_message(raw: bytes) -> str:
         return raw.decode("utf-8", "replace").strip()[:200] or "(empty body)"
 
 
-def describe(error: BaseException) -> str:
+def describe(error: object) -> str:
     if isinstance(error, socket.timeout | TimeoutError):
         return "timed out"
     if isinstance(error, ConnectionRefusedError):
@@ -204,14 +218,15 @@ def _last_token_at(results: Sequence[RequestResult], default: float) -> float:
     return max(ends, default=default)
 
 
-def scrape(urls: Sequence[str], timeout_s: float = 10.0) -> list[Sample]:
+def scrape(urls: Sequence[str], verify_tls: bool = True, timeout_s: float = 10.0) -> list[Sample]:
     """Every URL's samples, kept apart by URL so that counters from several pods add up."""
-    return merge({url: _scrape_one(url, timeout_s) for url in urls})
+    context = tls_context(verify_tls)
+    return merge({url: _scrape_one(url, context, timeout_s) for url in urls})
 
 
-def _scrape_one(url: str, timeout_s: float) -> list[Sample]:
+def _scrape_one(url: str, context: ssl.SSLContext, timeout_s: float) -> list[Sample]:
     try:
-        with urllib.request.urlopen(url, timeout=timeout_s) as response:
+        with urllib.request.urlopen(url, timeout=timeout_s, context=context) as response:
             text = response.read().decode("utf-8", "replace")
     except urllib.error.HTTPError as error:
         raise MetricsUnavailable(f"{url} answered HTTP {error.code}") from None

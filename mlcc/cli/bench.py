@@ -92,6 +92,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--baseline", type=Path, metavar="OTHER/bench.json")
     parser.add_argument("--plot", action="store_true", help="also write DIR/latency.png")
     parser.add_argument(
+        "--insecure", action="store_true", help="accept a self-signed HTTPS certificate"
+    )
+    parser.add_argument(
         "--timeout", type=_positive_seconds, default=600.0, help="seconds per request (600)"
     )
     parser.add_argument("--out", type=Path, required=True, metavar="DIR")
@@ -145,7 +148,8 @@ def _plan(args: argparse.Namespace) -> Plan:
         target, metrics = f"sagemaker:{args.sagemaker_endpoint}", args.metrics_url or []
     else:
         url = args.url or access.local_url()
-        sender, target = _http_sender(url, model, args.timeout, stack), url
+        target_http = runner.HttpTarget(url, args.timeout, verify_tls=not args.insecure)
+        sender, target = _http_sender(target_http, model, stack), url
         metrics = args.metrics_url or [url.rstrip("/") + "/metrics"]
     return Plan(sender, target, model, engine, metrics, chosen, baseline)
 
@@ -166,9 +170,8 @@ def _stack_endpoint(args: argparse.Namespace) -> access.StackEndpoint:
 
 
 def _http_sender(
-    url: str, model: str, timeout_s: float, stack: access.StackEndpoint | None
+    target: runner.HttpTarget, model: str, stack: access.StackEndpoint | None
 ) -> runner.StreamSender:
-    target = runner.HttpTarget(url, timeout_s)
     try:
         runner.check_target(target, model)
     except runner.TargetError as error:
@@ -186,7 +189,7 @@ def _sagemaker_sender(endpoint_name: str, region: str | None) -> runner.StreamSe
 
 
 def _bench(args: argparse.Namespace, plan: Plan) -> int:
-    before = _scrape_or_warn(plan.metrics_urls)
+    before = _scrape_or_warn(plan.metrics_urls, args.insecure)
     work = [
         _job(plan, prompt, args.max_tokens, args.ignore_eos)
         for prompt in itertools.islice(itertools.cycle(plan.prompts), args.requests)
@@ -197,7 +200,7 @@ def _bench(args: argparse.Namespace, plan: Plan) -> int:
     after = None
     if before is not None:
         time.sleep(METRICS_SETTLE_S)
-        after = _scrape_or_warn(plan.metrics_urls)
+        after = _scrape_or_warn(plan.metrics_urls, args.insecure)
     completed = sum(r.ok for r in results)
     figures = speculative_figures(before, after, completed) if before and after else None
     settings = stats.RunSettings(
@@ -227,11 +230,11 @@ def _job(
     return lambda: runner.timed_request(plan.sender, path, body)
 
 
-def _scrape_or_warn(urls: list[str]) -> list[Sample] | None:
+def _scrape_or_warn(urls: list[str], insecure: bool) -> list[Sample] | None:
     if not urls:
         return None
     try:
-        return runner.scrape(urls)
+        return runner.scrape(urls, verify_tls=not insecure)
     except runner.MetricsUnavailable as error:
         print(f"{PROG}: warning: no engine metrics ({error}); speculative: null", file=sys.stderr)
         return None

@@ -9,6 +9,7 @@ later chunk of n tokens is one verify step that accepted n - 1 of `drafts_per_st
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -50,17 +51,20 @@ class QuietServer(ThreadingHTTPServer):
 
 
 class FakeEngine:
-    def __init__(self, behaviour: EngineBehaviour) -> None:
+    def __init__(self, behaviour: EngineBehaviour, tls: ssl.SSLContext | None = None) -> None:
         self.behaviour = behaviour
+        self._scheme = "https" if tls else "http"
         self.counters = Counters(accepted_per_position=[0] * behaviour.drafts_per_step)
         self.received: list[tuple[str, dict[str, Any]]] = []  # (path, body)
         self._lock = threading.Lock()
         self._server = QuietServer(("127.0.0.1", 0), _handler(self))
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"{self._scheme}://127.0.0.1:{self._server.server_address[1]}"
 
     def __enter__(self) -> FakeEngine:
         self._thread.start()

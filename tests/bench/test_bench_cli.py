@@ -103,8 +103,8 @@ def test_no_speculative_metrics_gives_null(tmp_path: Path, metrics: str | None) 
 
 
 def test_speedup_against_a_baseline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    plain = EngineBehaviour(metrics="plain", ttft_s=0.02, token_interval_s=0.008)
-    fast = EngineBehaviour(ttft_s=0.02, token_interval_s=0.004)
+    plain = EngineBehaviour(metrics="plain", ttft_s=0.05, token_interval_s=0.008)
+    fast = EngineBehaviour(ttft_s=0.05, token_interval_s=0.004)
     with FakeEngine(plain) as engine:
         assert bench(engine, tmp_path / "base", "--label", "base") == 0
     with FakeEngine(fast) as engine:
