@@ -130,7 +130,7 @@ def _fail(message: str, code: int) -> int:
 
 
 def _plan(args: argparse.Namespace) -> Plan:
-    if sum(bool(x) for x in (args.url, args.sagemaker_endpoint)) > 1:
+    if args.url and args.sagemaker_endpoint:
         raise UsageError("give either --url or --sagemaker-endpoint, not both")
     if not (args.url or args.sagemaker_endpoint or args.stack):
         raise UsageError("give --url BASE_URL, --sagemaker-endpoint NAME or --stack NAME")
