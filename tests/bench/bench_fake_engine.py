@@ -60,7 +60,9 @@ class FakeEngine:
         self._server = QuietServer(("127.0.0.1", 0), _handler(self))
         if tls is not None:
             self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @property
     def url(self) -> str:

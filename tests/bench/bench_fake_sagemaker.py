@@ -64,7 +64,9 @@ class FakeSageMaker:
         self.engine, self.endpoint_name, self.break_after = engine, endpoint_name, break_after
         self.requests: list[tuple[str, dict[str, str], dict[str, Any]]] = []
         self._server = QuietServer(("127.0.0.1", 0), _handler(self))
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @property
     def url(self) -> str:
