@@ -68,6 +68,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="read model, engine and endpoint from Pulumi.<stack>.yaml; default URL: "
         f"{access.local_url()} (the port-forward it prints)",
     )
+    target.add_argument(
+        "--endpoint", help="with --stack: which endpoint (default: the one without a twin role)"
+    )
     target.add_argument("--project-dir", type=Path, default=Path("."), help="folder of Pulumi.yaml")
     parser.add_argument("--model", help="served model name (default with --stack: hp:model)")
     parser.add_argument("--engine", choices=("vllm", "sglang"), help="default: from the metrics")
@@ -132,6 +135,8 @@ def _fail(message: str, code: int) -> int:
 def _plan(args: argparse.Namespace) -> Plan:
     if args.url and args.sagemaker_endpoint:
         raise UsageError("give either --url or --sagemaker-endpoint, not both")
+    if args.endpoint and not args.stack:
+        raise UsageError("--endpoint chooses among a stack's endpoints: give --stack NAME too")
     if not (args.url or args.sagemaker_endpoint or args.stack):
         raise UsageError("give --url BASE_URL, --sagemaker-endpoint NAME or --stack NAME")
     if args.plot and not report.plot_available():
@@ -159,14 +164,21 @@ def _stack_endpoint(args: argparse.Namespace) -> access.StackEndpoint:
     from mlcc import stackfiles
 
     try:
-        found = access.stack_endpoint(args.project_dir, args.stack)
+        endpoints = access.stack_endpoints(args.project_dir, args.stack)
+        chosen = access.choose_endpoint(endpoints, args.endpoint)
     except stackfiles.StackFileError as error:
         raise UsageError(str(error)) from None
     except (stackfiles.StackConfigError, stack_config.ConfigError) as error:
         raise UsageError(f"stack {args.stack}: {error.problems[0]}") from None
-    command = access.port_forward_command(found.namespace, found.endpoint_name)
-    print(f"{PROG}: endpoint {found.namespace}/{found.endpoint_name}; reach it with: {command}")
-    return found
+    except ValueError as error:
+        raise UsageError(f"stack {args.stack}: {error}") from None
+    command = access.port_forward_command(chosen.namespace, chosen.name)
+    print(f"{PROG}: endpoint {chosen.namespace}/{chosen.name}; reach it with: {command}")
+    twin = access.twin_of(endpoints, chosen)
+    if twin is not None:
+        twin_command = access.port_forward_command(twin.namespace, twin.name, access.LOCAL_PORT + 1)
+        print(f"{PROG}: its baseline twin {twin.name}: {twin_command}")
+    return chosen
 
 
 def _http_sender(
@@ -177,7 +189,7 @@ def _http_sender(
     except runner.TargetError as error:
         if stack is None:
             raise
-        hint = access.port_forward_command(stack.namespace, stack.endpoint_name)
+        hint = access.port_forward_command(stack.namespace, stack.name)
         raise runner.TargetError(f"{error} (is `{hint}` running?)") from None
     return target.stream
 
