@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from mlcc.bench import access, prompts, report, runner, stats
 from mlcc.bench.prometheus import Sample
@@ -154,7 +155,7 @@ def _plan(args: argparse.Namespace) -> Plan:
     else:
         url = args.url or access.local_url()
         target_http = runner.HttpTarget(url, args.timeout, verify_tls=not args.insecure)
-        sender, target = _http_sender(target_http, model, stack), url
+        sender, target = _http_sender(target_http, url, model, stack), url
         metrics = args.metrics_url or [url.rstrip("/") + "/metrics"]
     return Plan(sender, target, model, engine, metrics, chosen, baseline)
 
@@ -182,14 +183,16 @@ def _stack_endpoint(args: argparse.Namespace) -> access.StackEndpoint:
 
 
 def _http_sender(
-    target: runner.HttpTarget, model: str, stack: access.StackEndpoint | None
+    target: runner.HttpTarget, url: str, model: str, stack: access.StackEndpoint | None
 ) -> runner.StreamSender:
     try:
         runner.check_target(target, model)
     except runner.TargetError as error:
-        if stack is None:
+        parts = urlsplit(url)
+        if stack is None or parts.hostname not in ("127.0.0.1", "localhost"):
             raise
-        hint = access.port_forward_command(stack.namespace, stack.name)
+        port = parts.port or access.LOCAL_PORT
+        hint = access.port_forward_command(stack.namespace, stack.name, port)
         raise runner.TargetError(f"{error} (is `{hint}` running?)") from None
     return target.stream
 

@@ -118,14 +118,15 @@ def test_stack_unreachable_names_the_port_forward(
 ) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}"
     directory = project(tmp_path, "lab")
     code = main(["bench", "--stack", "lab", "--project-dir", str(directory), "--url", url,
                  "--out", str(tmp_path / "out")])  # fmt: skip
     assert code == 1
     assert capsys.readouterr().err == (
         f"mlcc bench: error: cannot reach {url}: connection refused "
-        f"(is `{port_forward_command('default', 'hp-lab')}` running?)\n"
+        f"(is `{port_forward_command('default', 'hp-lab', port)}` running?)\n"
     )
 
 
