@@ -55,12 +55,12 @@ def test_latencies_follow_tokens_not_chunks(tmp_path: Path) -> None:
 
 
 def test_throughput_is_tokens_over_wall_time(tmp_path: Path) -> None:
-    behaviour = EngineBehaviour(ttft_s=0.04, token_interval_s=0.008, chunk_tokens=(1, 2, 2, 2))
+    behaviour = EngineBehaviour(ttft_s=0.08, token_interval_s=0.008, chunk_tokens=(1, 2, 2, 2))
     with FakeEngine(behaviour) as engine:
         assert bench(engine, tmp_path, requests=6) == 0
     run = load(tmp_path)
-    # Two waves of three concurrent requests, each 40 + 6 * 8 = 88 ms, 7 tokens each.
-    assert close(run["output_tokens_per_s"], 6 * 7 / (2 * 0.088))
+    # Two waves of three concurrent requests, each 80 + 6 * 8 = 128 ms, 7 tokens each.
+    assert close(run["output_tokens_per_s"], 6 * 7 / (2 * 0.128))
     assert run["output_tokens"] == 42
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,6 @@ def run_with_plot(engine: FakeEngine, out: Path, *extra: str) -> int:
     )  # fmt: skip
 
 
-@pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None, reason="needs matplotlib")
 def test_plot_draws_new_against_baseline(tmp_path: Path) -> None:
     with FakeEngine(EngineBehaviour(metrics="plain")) as engine:
         assert main(["bench", "--url", engine.url, "--model", engine.behaviour.model,

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import shutil
 import ssl
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,19 +11,16 @@ from bench_fake_engine import EngineBehaviour, FakeEngine
 
 from mlcc.cli import main
 
-pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl")
+# A self-signed certificate for 127.0.0.1, valid for a century, made once with
+# `openssl req -x509 -newkey rsa:2048 -nodes -days 36500 -subj /CN=mlcc-bench-test
+#  -addext subjectAltName=IP:127.0.0.1`. Its key protects nothing but these tests.
+TLS_DIR = Path(__file__).parent / "tls"
 
 
 @pytest.fixture
-def self_signed(tmp_path: Path) -> ssl.SSLContext:
-    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-         "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
-        check=True, capture_output=True,
-    )  # fmt: skip
+def self_signed() -> ssl.SSLContext:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
+    context.load_cert_chain(TLS_DIR / "test-only-cert.pem", TLS_DIR / "test-only-key.pem")
     return context
 
 
