@@ -12,7 +12,7 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
-SUBCOMMAND_MODULES = ("mlcc.cli.plan", "mlcc.cli.verify", "mlcc.cli.optimize")
+SUBCOMMAND_MODULES = ("mlcc.cli.plan", "mlcc.cli.verify", "mlcc.cli.optimize", "mlcc.cli.bench")
 
 
 def build_parser() -> argparse.ArgumentParser:

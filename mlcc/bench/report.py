@@ -1,0 +1,147 @@
+"""What a run prints and writes: the summary table, the side-by-side comparison, bench.json, and
+the optional latency plot."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from mlcc.bench.stats import LATENCY_KEYS
+
+_ROWS = (
+    ("TTFT p50 (ms)", "ttft_ms", "p50"),
+    ("TTFT p90 (ms)", "ttft_ms", "p90"),
+    ("TTFT p99 (ms)", "ttft_ms", "p99"),
+    ("ITL p50 (ms/token)", "itl_ms", "p50"),
+    ("ITL p90 (ms/token)", "itl_ms", "p90"),
+    ("ITL p99 (ms/token)", "itl_ms", "p99"),
+    ("E2E p50 (ms)", "e2e_ms", "p50"),
+    ("E2E p99 (ms)", "e2e_ms", "p99"),
+    ("output tokens/s", "output_tokens_per_s", None),
+    ("acceptance rate", "speculative", "acceptance_rate"),
+    ("mean accepted tokens", "speculative", "mean_accepted_tokens"),
+)
+_SPEEDUP_ROWS = {
+    "TTFT p50 (ms)": "ttft_p50",
+    "ITL p50 (ms/token)": "itl_p50",
+    "output tokens/s": "output_tokens_per_s",
+}
+
+
+class BaselineError(ValueError):
+    pass
+
+
+def figure(run: Mapping[str, Any], key: str, field: str | None) -> Any:
+    value = run.get(key)
+    if field is None:
+        return value
+    return value.get(field) if isinstance(value, Mapping) else None
+
+
+def _cell(value: Any, field: str | None) -> str:
+    if value is None:
+        return "-"
+    if field == "acceptance_rate":
+        return f"{value:.1%}"
+    return f"{value:.2f}" if isinstance(value, float) else str(value)
+
+
+def summary_lines(run: Mapping[str, Any]) -> list[str]:
+    head = (
+        f"{run['label']}: {run['engine']} {run['model']} at {run['target']}; "
+        f"{run['completed']}/{run['requests']} completed, {run['failed']} failed, "
+        f"concurrency {run['concurrency']}"
+    )
+    lines = [head]
+    lines += [f"  {name:<22} {_cell(figure(run, k, f), f):>12}" for name, k, f in _ROWS]
+    spec = run.get("speculative")
+    if spec is None:
+        lines.append("  speculative metrics: none exported by the server")
+    else:
+        lines.append(f"  speculative metrics from {spec['source']}")
+    if run.get("usage_reported") is False:
+        lines.append("  warning: no usage in the stream; tokens counted as chunks (too few)")
+    return lines
+
+
+def comparison_lines(run: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[str]:
+    speedup = run.get("speedup") or {}
+    header = f"  {'':<22} {_short(baseline['label']):>12} {_short(run['label']):>12} {'speedup':>8}"
+    lines = [header]
+    for name, key, field in _ROWS:
+        ratio = speedup.get(_SPEEDUP_ROWS.get(name, ""))
+        ratio_cell = f"{ratio:.2f}x" if isinstance(ratio, float) else ""
+        lines.append(
+            f"  {name:<22} {_cell(figure(baseline, key, field), field):>12} "
+            f"{_cell(figure(run, key, field), field):>12} {ratio_cell:>8}"
+        )
+    return lines
+
+
+def _short(label: str) -> str:
+    return label if len(label) <= 12 else label[:11] + "~"
+
+
+def load_baseline(path: Path) -> dict[str, Any]:
+    file = path / "bench.json" if path.is_dir() else path
+    try:
+        run = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise BaselineError(f"--baseline: cannot read {file}: {error}") from None
+    except json.JSONDecodeError as error:
+        raise BaselineError(f"--baseline: {file} is not JSON ({error.msg})") from None
+    missing = [k for k in (*LATENCY_KEYS, "output_tokens_per_s", "label") if k not in run]
+    if not isinstance(run, dict) or missing:
+        raise BaselineError(f"--baseline: {file} is not a bench.json (missing {missing})")
+    return run
+
+
+def write_json(out_dir: Path, run: Mapping[str, Any]) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "bench.json"
+    path.write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def plot_available() -> bool:
+    return importlib.util.find_spec("matplotlib") is not None
+
+
+def write_plot(out_dir: Path, run: Mapping[str, Any], baseline: Mapping[str, Any] | None) -> Path:
+    """ITL and TTFT as cumulative distributions, this run against the baseline."""
+    # matplotlib is an optional extra without type stubs.
+    importlib.import_module("matplotlib").use("Agg")
+    plt: Any = importlib.import_module("matplotlib.pyplot")
+
+    figure_, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for axis, key, title in zip(
+        axes, ("itl_ms", "ttft_ms"), ("ITL (ms/token)", "TTFT (ms)"), strict=True
+    ):
+        if baseline is not None:
+            _plot_cdf(axis, _samples(baseline, key), f"{baseline.get('label')} (baseline)")
+        _plot_cdf(axis, _samples(run, key), str(run.get("label")))
+        axis.set_title(title)
+        axis.set_xlabel("ms")
+        axis.set_ylabel("fraction of requests")
+        axis.grid(alpha=0.3)
+        axis.legend()
+    figure_.tight_layout()
+    path = out_dir / "latency.png"
+    figure_.savefig(path, dpi=120)
+    plt.close(figure_)
+    return path
+
+
+def _samples(run: Mapping[str, Any], key: str) -> list[float]:
+    return sorted(r[key] for r in run.get("per_request") or [] if r.get(key) is not None)
+
+
+def _plot_cdf(axis: Any, values: list[float], label: str) -> None:
+    if values:
+        fractions = [i / len(values) for i in range(len(values) + 1)]
+        axis.step([values[0], *values], fractions, where="post", label=label)

@@ -1,0 +1,277 @@
+"""`mlcc bench`: time streamed completions against an endpoint and read the engine's speculative
+counters, to show what speculation buys against a baseline run of the same model without it.
+The figures and their rules are in `mlcc.bench`; this module parses arguments and wires I/O.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from mlcc.bench import access, prompts, report, runner, stats
+from mlcc.bench.prometheus import Sample
+from mlcc.bench.speculative import speculative_figures
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+PROG = "mlcc bench"
+# Engines may count a request's last step just after streaming its last token.
+METRICS_SETTLE_S = 0.1
+
+
+class UsageError(Exception):
+    pass
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} must be more than 0")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text} must be at least 1")
+    return value
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "bench",
+        help="measure latency, throughput and draft acceptance of a served endpoint",
+        description=(
+            "Send N streaming requests, C at a time, to an OpenAI-compatible endpoint (or the "
+            "SageMaker endpoint the operator registers); write DIR/bench.json with TTFT, "
+            "inter-token latency, throughput and the engine's speculative acceptance; with "
+            "--baseline, the speedup over a run without speculation."
+        ),
+    )
+    target = parser.add_argument_group("target (one of --url, --sagemaker-endpoint, --stack)")
+    target.add_argument("--url", help="base URL of the OpenAI API, e.g. http://127.0.0.1:8080")
+    target.add_argument("--sagemaker-endpoint", metavar="NAME", help="SageMaker endpoint name")
+    target.add_argument("--region", help="AWS region for --sagemaker-endpoint")
+    target.add_argument(
+        "--stack",
+        help="read model, engine and endpoint from Pulumi.<stack>.yaml; default URL: "
+        f"{access.local_url()} (the port-forward it prints)",
+    )
+    target.add_argument(
+        "--endpoint", help="with --stack: which endpoint (default: the one without a twin role)"
+    )
+    target.add_argument("--project-dir", type=Path, default=Path("."), help="folder of Pulumi.yaml")
+    parser.add_argument("--model", help="served model name (default with --stack: hp:model)")
+    parser.add_argument("--engine", choices=("vllm", "sglang"), help="default: from the metrics")
+    parser.add_argument(
+        "--requests", type=_positive_int, default=50, metavar="N", help="default 50"
+    )
+    parser.add_argument(
+        "--concurrency", type=_positive_int, default=4, metavar="C", help="default 4"
+    )
+    parser.add_argument(
+        "--max-tokens", type=_positive_int, default=256, metavar="T", help="default 256"
+    )
+    parser.add_argument("--prompts", type=Path, metavar="FILE.jsonl", help="default: built-in set")
+    parser.add_argument("--ignore-eos", action="store_true", help="fixed output lengths")
+    parser.add_argument(
+        "--metrics-url",
+        action="append",
+        metavar="URL",
+        help="engine Prometheus endpoint, repeatable (summed); default BASE_URL/metrics",
+    )
+    parser.add_argument("--label", help="name of this run (default: speculative/no-speculation)")
+    parser.add_argument("--baseline", type=Path, metavar="OTHER/bench.json")
+    parser.add_argument("--plot", action="store_true", help="also write DIR/latency.png")
+    parser.add_argument(
+        "--insecure", action="store_true", help="accept a self-signed HTTPS certificate"
+    )
+    parser.add_argument(
+        "--timeout", type=_positive_seconds, default=600.0, help="seconds per request (600)"
+    )
+    parser.add_argument("--out", type=Path, required=True, metavar="DIR")
+    parser.set_defaults(run=run)
+
+
+@dataclass(frozen=True)
+class Plan:
+    sender: runner.StreamSender
+    target: str
+    model: str
+    engine: str | None
+    metrics_urls: list[str]
+    prompts: list[prompts.Prompt]
+    baseline: dict[str, Any] | None
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        plan = _plan(args)
+        return _bench(args, plan)
+    except UsageError as error:
+        return _fail(str(error), EXIT_USAGE)
+    except (runner.TargetError, report.BaselineError, prompts.PromptFileError) as error:
+        return _fail(str(error), EXIT_FAILED)
+    except KeyboardInterrupt:
+        return _fail("interrupted", EXIT_FAILED)
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return code
+
+
+def _plan(args: argparse.Namespace) -> Plan:
+    if args.url and args.sagemaker_endpoint:
+        raise UsageError("give either --url or --sagemaker-endpoint, not both")
+    if args.endpoint and not args.stack:
+        raise UsageError("--endpoint chooses among a stack's endpoints: give --stack NAME too")
+    if not (args.url or args.sagemaker_endpoint or args.stack):
+        raise UsageError("give --url BASE_URL, --sagemaker-endpoint NAME or --stack NAME")
+    if args.plot and not report.plot_available():
+        raise UsageError("--plot needs matplotlib: pip install 'mlcc-hyperpod[plot]'")
+    stack = _stack_endpoint(args) if args.stack else None
+    model = args.model or (stack.model if stack else None)
+    if not model:
+        raise UsageError("give --model NAME (the served model name)")
+    engine = args.engine or (stack.engine if stack else None)
+    baseline = report.load_baseline(args.baseline) if args.baseline else None
+    chosen = prompts.load_prompts(args.prompts) if args.prompts else prompts.built_in_prompts()
+    if args.sagemaker_endpoint:
+        sender = _sagemaker_sender(args.sagemaker_endpoint, args.region)
+        target, metrics = f"sagemaker:{args.sagemaker_endpoint}", args.metrics_url or []
+    else:
+        url = args.url or access.local_url()
+        target_http = runner.HttpTarget(url, args.timeout, verify_tls=not args.insecure)
+        sender, target = _http_sender(target_http, url, model, stack), url
+        metrics = args.metrics_url or [url.rstrip("/") + "/metrics"]
+    return Plan(sender, target, model, engine, metrics, chosen, baseline)
+
+
+def _stack_endpoint(args: argparse.Namespace) -> access.StackEndpoint:
+    from mlcc import config as stack_config
+    from mlcc import stackfiles
+
+    try:
+        endpoints = access.stack_endpoints(args.project_dir, args.stack)
+        chosen = access.choose_endpoint(endpoints, args.endpoint)
+    except stackfiles.StackFileError as error:
+        raise UsageError(str(error)) from None
+    except (stackfiles.StackConfigError, stack_config.ConfigError) as error:
+        raise UsageError(f"stack {args.stack}: {error.problems[0]}") from None
+    except ValueError as error:
+        raise UsageError(f"stack {args.stack}: {error}") from None
+    command = access.port_forward_command(chosen.namespace, chosen.name)
+    print(f"{PROG}: endpoint {chosen.namespace}/{chosen.name}; reach it with: {command}")
+    twin = access.twin_of(endpoints, chosen)
+    if twin is not None:
+        twin_command = access.port_forward_command(twin.namespace, twin.name, access.LOCAL_PORT + 1)
+        print(f"{PROG}: its baseline twin {twin.name}: {twin_command}")
+    return chosen
+
+
+def _http_sender(
+    target: runner.HttpTarget, url: str, model: str, stack: access.StackEndpoint | None
+) -> runner.StreamSender:
+    try:
+        runner.check_target(target, model)
+    except runner.TargetError as error:
+        parts = urlsplit(url)
+        if stack is None or parts.hostname not in ("127.0.0.1", "localhost"):
+            raise
+        port = parts.port or access.LOCAL_PORT
+        hint = access.port_forward_command(stack.namespace, stack.name, port)
+        raise runner.TargetError(f"{error} (is `{hint}` running?)") from None
+    return target.stream
+
+
+def _sagemaker_sender(endpoint_name: str, region: str | None) -> runner.StreamSender:
+    from mlcc.bench import sagemaker
+
+    return sagemaker.sagemaker_sender(sagemaker.sagemaker_client(region), endpoint_name)
+
+
+def _bench(args: argparse.Namespace, plan: Plan) -> int:
+    before = _scrape_or_warn(plan.metrics_urls, args.insecure)
+    work = [
+        _job(plan, prompt, args.max_tokens, args.ignore_eos)
+        for prompt in itertools.islice(itertools.cycle(plan.prompts), args.requests)
+    ]
+    results, wall_s = runner.run_concurrently(
+        work, min(args.concurrency, args.requests), runner.Progress(args.requests)
+    )
+    after = None
+    if before is not None:
+        time.sleep(METRICS_SETTLE_S)
+        after = _scrape_or_warn(plan.metrics_urls, args.insecure)
+    completed = sum(r.ok for r in results)
+    figures = speculative_figures(before, after, completed) if before and after else None
+    settings = stats.RunSettings(
+        label=args.label or ("speculative" if figures else "no-speculation"),
+        engine=plan.engine or _engine_from_metrics(after) or "unknown",
+        model=plan.model,
+        target=plan.target,
+        requests=args.requests,
+        concurrency=args.concurrency,
+        max_tokens=args.max_tokens,
+    )
+    summary = stats.summarize(settings, results, wall_s, figures)
+    if plan.baseline is not None:
+        summary["speedup"] = stats.speedup(summary, plan.baseline)
+    _write_and_print(args.out, summary, plan.baseline, args.plot)
+    if stats.most_failed(summary):
+        first = next((r.error for r in results if r.error), "unknown")
+        return _fail(f"{summary['failed']} of {args.requests} requests failed: {first}", 1)
+    return EXIT_OK
+
+
+def _job(
+    plan: Plan, prompt: prompts.Prompt, max_tokens: int, ignore_eos: bool
+) -> Callable[[], Any]:
+    body = prompts.request_body(prompt, plan.model, max_tokens, ignore_eos)
+    path = prompts.api_path(prompt)
+    return lambda: runner.timed_request(plan.sender, path, body)
+
+
+def _scrape_or_warn(urls: list[str], insecure: bool) -> list[Sample] | None:
+    if not urls:
+        return None
+    try:
+        return runner.scrape(urls, verify_tls=not insecure)
+    except runner.MetricsUnavailable as error:
+        print(f"{PROG}: warning: no engine metrics ({error}); speculative: null", file=sys.stderr)
+        return None
+
+
+def _engine_from_metrics(samples: list[Sample] | None) -> str | None:
+    for engine in ("vllm", "sglang"):
+        if any(s.name.startswith(engine + ":") for s in samples or []):
+            return engine
+    return None
+
+
+def _write_and_print(
+    out_dir: Path, summary: dict[str, Any], baseline: dict[str, Any] | None, plot: bool
+) -> None:
+    try:
+        path = report.write_json(out_dir, summary)
+        plot_path = report.write_plot(out_dir, summary, baseline) if plot else None
+    except OSError as error:
+        raise runner.TargetError(f"cannot write to {out_dir}: {error}") from None
+    lines = report.summary_lines(summary)
+    if baseline is not None:
+        lines += report.comparison_lines(summary, baseline)
+    print("\n".join(lines))
+    print(f"wrote {path}" + (f" and {plot_path}" if plot_path else ""))

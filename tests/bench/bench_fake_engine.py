@@ -1,0 +1,241 @@
+"""A fake OpenAI-compatible engine on 127.0.0.1 that streams with known timings and chunking and
+exports the engines' speculative metrics, so tests can compare `mlcc bench` with the truth.
+
+Each request is answered as: wait `ttft_s`, send the first chunk (one token, from prefill), then
+for each later chunk wait `token_interval_s` per token in it and send it. With speculation a
+later chunk of n tokens is one verify step that accepted n - 1 of `drafts_per_step` drafts.
+"""
+
+from __future__ import annotations
+
+import json
+import ssl
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class EngineBehaviour:
+    model: str = "fake/model"
+    ttft_s: float = 0.02
+    token_interval_s: float = 0.004
+    chunk_tokens: Sequence[int] = (1, 3, 1, 4, 2, 3)  # tokens per streamed chunk
+    metrics: str | None = "vllm"  # "vllm", "sglang", "plain" (no speculative metrics), None
+    drafts_per_step: int = 4
+    engines: int = 2  # vLLM series per engine index; their counters must be summed
+    report_usage: bool = True
+    fail_every: int = 0  # every n-th request answers HTTP 500 (0: never)
+    serve_models_list: bool = True
+
+
+@dataclass
+class Counters:
+    requests: int = 0
+    output_tokens: int = 0
+    verify_steps: int = 0
+    accepted_tokens: int = 0
+    accepted_per_position: list[int] = field(default_factory=list)
+
+
+class QuietServer(ThreadingHTTPServer):
+    """Clients that drop idle keep-alive connections are not errors worth a traceback."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass
+
+
+class FakeEngine:
+    def __init__(self, behaviour: EngineBehaviour, tls: ssl.SSLContext | None = None) -> None:
+        self.behaviour = behaviour
+        self._scheme = "https" if tls else "http"
+        self.counters = Counters(accepted_per_position=[0] * behaviour.drafts_per_step)
+        self.received: list[tuple[str, dict[str, Any]]] = []  # (path, body)
+        self._lock = threading.Lock()
+        self._server = QuietServer(("127.0.0.1", 0), _handler(self))
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        return f"{self._scheme}://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> FakeEngine:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+    # Ground truth of what the engine did, to compare with `mlcc bench`.
+    def expected_ttft_s(self) -> float:
+        return self.behaviour.ttft_s
+
+    def expected_itl_s(self) -> float:
+        return self.behaviour.token_interval_s
+
+    def tokens_per_request(self) -> int:
+        return sum(self.behaviour.chunk_tokens)
+
+    def record(self, request_number: int) -> bool:
+        """Counts one answered request; False when this one must fail."""
+        with self._lock:
+            every = self.behaviour.fail_every
+            if every and request_number % every == 0:
+                return False
+            self.counters.requests += 1
+            self.counters.output_tokens += self.tokens_per_request()
+            for tokens in self.behaviour.chunk_tokens[1:]:
+                self.counters.verify_steps += 1
+                self.counters.accepted_tokens += tokens - 1
+                for position in range(tokens - 1):
+                    self.counters.accepted_per_position[position] += 1
+            return True
+
+    def metrics_text(self) -> str:
+        kind = self.behaviour.metrics
+        with self._lock:
+            if kind == "vllm":
+                return _vllm_metrics(self.counters, self.behaviour)
+            if kind == "sglang":
+                return _sglang_metrics(self.counters, self.behaviour)
+            return _plain_metrics(self.counters)
+
+    def events(self, chat: bool) -> Iterator[tuple[float, bytes]]:
+        """(delay before sending, SSE bytes) for one successful request."""
+        chunks = self.behaviour.chunk_tokens
+        for index, tokens in enumerate(chunks):
+            delay = (
+                self.behaviour.ttft_s if index == 0 else tokens * self.behaviour.token_interval_s
+            )
+            text = "".join(f" t{index}.{n}" for n in range(tokens))
+            choice = (
+                {"index": 0, "delta": {"content": text}} if chat else {"index": 0, "text": text}
+            )
+            yield delay, _sse({"id": "x", "choices": [choice]})
+        if self.behaviour.report_usage:
+            usage = {"prompt_tokens": 7, "completion_tokens": sum(chunks), "total_tokens": 0}
+            yield 0.0, _sse({"id": "x", "choices": [], "usage": usage})
+        yield 0.0, b"data: [DONE]\n\n"
+
+
+def _sse(event: dict[str, Any]) -> bytes:
+    return b"data: " + json.dumps(event).encode() + b"\n\n"
+
+
+def _vllm_metrics(counters: Counters, behaviour: EngineBehaviour) -> str:
+    """As prometheus_client renders vLLM 0.27.1's counters: `_total` and `_created` samples, one
+    series per engine; the totals are split unevenly across engines."""
+    lines = []
+    shares = [index + 1 for index in range(behaviour.engines)]
+    totals = {
+        "vllm:spec_decode_num_drafts": counters.verify_steps,
+        "vllm:spec_decode_num_draft_tokens": counters.verify_steps * behaviour.drafts_per_step,
+        "vllm:spec_decode_num_accepted_tokens": counters.accepted_tokens,
+    }
+    for name, total in totals.items():
+        lines += [f"# HELP {name}_total x", f"# TYPE {name}_total counter"]
+        for engine, value in enumerate(_split(total, shares)):
+            labels = f'engine="{engine}",model_name="{behaviour.model}"'
+            lines.append(f"{name}_total{{{labels}}} {float(value)}")
+            lines.append(f"{name}_created{{{labels}}} 1.7e9")
+    name = "vllm:spec_decode_num_accepted_tokens_per_pos"
+    for position, total in enumerate(counters.accepted_per_position):
+        for engine, value in enumerate(_split(total, shares)):
+            labels = f'engine="{engine}",model_name="{behaviour.model}",position="{position}"'
+            lines.append(f"{name}_total{{{labels}}} {float(value)}")
+    lines.append(f'vllm:generation_tokens_total{{engine="0"}} {counters.output_tokens}')
+    return "\n".join(lines) + "\n"
+
+
+def _sglang_metrics(counters: Counters, behaviour: EngineBehaviour) -> str:
+    """As SGLang 0.5.17 exports them: per-request counters and last-interval gauges."""
+    labels = f'model_name="{behaviour.model}",tp_rank="0"'
+    streaming = labels + ',is_streaming="true"'
+    return (
+        "\n".join(
+            [
+                "# TYPE sglang:spec_verify_calls_total counter",
+                f"sglang:spec_verify_calls_total{{{labels}}} {float(counters.verify_steps)}",
+                f"sglang:generation_tokens_total{{{streaming}}} {float(counters.output_tokens)}",
+                f"sglang:num_requests_total{{{streaming}}} {float(counters.requests)}",
+                f"sglang:spec_num_draft_tokens{{{labels}}} {behaviour.drafts_per_step + 1}",
+                f"sglang:spec_num_steps{{{labels}}} {behaviour.drafts_per_step}",
+                f"sglang:spec_accept_length{{{labels}}} 2.5",
+                f"sglang:spec_accept_rate{{{labels}}} 0.4",
+            ]
+        )
+        + "\n"
+    )
+
+
+def _plain_metrics(counters: Counters) -> str:
+    sample = f'vllm:generation_tokens_total{{engine="0"}} {counters.output_tokens}'
+    return "# TYPE vllm:generation_tokens counter\n" + sample + "\n"
+
+
+def _split(total: int, shares: Sequence[int]) -> list[int]:
+    parts = [total * share // sum(shares) for share in shares]
+    parts[-1] += total - sum(parts)
+    return parts
+
+
+def _handler(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
+    counter = iter(range(1, 1_000_000))
+    counter_lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            if self.path == "/metrics" and engine.behaviour.metrics is not None:
+                self._send(200, engine.metrics_text().encode(), "text/plain; version=0.0.4")
+            elif self.path == "/v1/models" and engine.behaviour.serve_models_list:
+                models = {"object": "list", "data": [{"id": engine.behaviour.model}]}
+                self._send(200, json.dumps(models).encode(), "application/json")
+            else:
+                self._send(404, b'{"detail":"Not Found"}', "application/json")
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            engine.received.append((self.path, body))
+            if body.get("model") != engine.behaviour.model:
+                message = {"error": {"message": f"The model `{body.get('model')}` does not exist."}}
+                self._send(404, json.dumps(message).encode(), "application/json")
+                return
+            with counter_lock:
+                number = next(counter)
+            if not engine.record(number):
+                self._send(500, b'{"error": {"message": "engine overloaded"}}', "application/json")
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for delay, data in engine.events(chat=self.path.endswith("chat/completions")):
+                time.sleep(delay)
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+
+        def _send(self, status: int, payload: bytes, content_type: str) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+    return Handler

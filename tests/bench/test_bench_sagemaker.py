@@ -1,0 +1,89 @@
+"""`mlcc bench --sagemaker-endpoint` through a real boto3 client against a local server that
+speaks the binary event stream: PayloadParts that split SSE lines, and a mid-stream error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bench_fake_engine import EngineBehaviour, FakeEngine
+from bench_fake_sagemaker import FakeSageMaker, encode_message, payload_part
+from botocore.eventstream import EventStreamBuffer
+
+from mlcc.cli import main
+
+ENDPOINT = "hp-dev"
+
+
+@pytest.fixture(autouse=True)
+def offline_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_CONFIG_FILE": str(tmp_path / "none"),
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+
+
+def test_encoded_frames_decode_with_botocores_parser() -> None:
+    buffer = EventStreamBuffer()
+    buffer.add_data(payload_part(b"data: {}\n") + encode_message([(":a", "b")], b"x"))
+    first, second = list(buffer)
+    assert first.headers[":event-type"] == "PayloadPart"
+    assert first.payload == b"data: {}\n"
+    assert (second.headers, second.payload) == ({":a": "b"}, b"x")
+
+
+def bench(monkeypatch: pytest.MonkeyPatch, fake: FakeSageMaker, out: Path, *extra: str) -> int:
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME", fake.url)
+    return main(
+        ["bench", "--sagemaker-endpoint", ENDPOINT, "--model", fake.engine.behaviour.model,
+         "--requests", "4", "--concurrency", "2", "--out", str(out), *extra]
+    )  # fmt: skip
+
+
+def load(out: Path) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads((out / "bench.json").read_text())
+    return result
+
+
+def test_same_figures_through_sagemaker(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    behaviour = EngineBehaviour(ttft_s=0.1, token_interval_s=0.005, chunk_tokens=(1, 3, 2, 4))
+    with FakeEngine(behaviour) as engine, FakeSageMaker(engine, ENDPOINT) as fake:
+        code = bench(monkeypatch, fake, tmp_path, "--metrics-url", engine.url + "/metrics")
+    assert code == 0
+    run = load(tmp_path)
+    assert (run["completed"], run["target"]) == (4, f"sagemaker:{ENDPOINT}")
+    assert abs(run["ttft_ms"]["p50"] - 100.0) <= 0.15 * 100.0
+    assert abs(run["itl_ms"]["p50"] - 5.0) <= 0.15 * 5.0
+    assert run["per_request"][0]["output_tokens"] == 10
+    assert run["speculative"]["accepted_tokens"] == 4 * (2 + 1 + 3)
+    path, headers, body = fake.requests[0]
+    assert path == f"/endpoints/{ENDPOINT}/invocations-response-stream"
+    assert headers["Content-Type"] == "application/json"
+    assert body["stream"] is True and body["model"] == behaviour.model
+
+
+def test_model_stream_error_fails_the_request(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeEngine(EngineBehaviour()) as engine, FakeSageMaker(engine, ENDPOINT, 2) as fake:
+        assert bench(monkeypatch, fake, tmp_path) == 1
+    assert load(tmp_path)["failed"] == 4
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith("mlcc bench: error: 4 of 4 requests failed: stream error:")
+    assert "ModelStreamError" in last and "connection reset by the model" in last
+
+
+def test_unknown_endpoint_is_a_clear_failure(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeEngine(EngineBehaviour()) as engine, FakeSageMaker(engine, "other") as fake:
+        assert bench(monkeypatch, fake, tmp_path) == 1
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last == "mlcc bench: error: 4 of 4 requests failed: ValidationError: Endpoint not found"
