@@ -3,6 +3,7 @@
 import pulumi
 
 from mlcc import config, deployment, workload
+from mlcc.bench.access import port_forward_commands
 from mlcc.components.endpoint import InferenceEndpoint, InferenceEndpointArgs
 from mlcc.components.namespace import EndpointNamespace, EndpointNamespaceArgs
 from mlcc.components.recommendation import recommendation_job, speculative_for_endpoint
@@ -23,6 +24,8 @@ job = recommendation_job(
     stack_config.stack, stack_config.optimize, stack_config.primary.engine, bool(needs_job)
 )
 
+# `kubectl port-forward` lines for `mlcc bench`: local ports 8080, 8081, ... in endpoint order.
+forwards = port_forward_commands(stack_config.namespace, [e.name for e in stack_config.endpoints])
 summaries: dict[str, dict[str, pulumi.Output[str]]] = {}
 for endpoint in stack_config.endpoints:
     wiring = speculative_for_endpoint(
@@ -46,6 +49,7 @@ for endpoint in stack_config.endpoints:
         "speculativeSource": wiring.source,  # explicit | recommendation | none
         "verifyEnvCommand": pulumi.Output.from_input(component.verify_commands["env"]),
         "verifyLogCommand": pulumi.Output.from_input(component.verify_commands["log"]),
+        "portForwardCommand": pulumi.Output.from_input(forwards[endpoint.name]),
     }
 
 for output_name, value in platform.outputs.items():
