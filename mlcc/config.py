@@ -14,7 +14,7 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 
-from mlcc import aws_rules, infrastructure, scaling
+from mlcc import aws_rules, capacity, infrastructure, scaling
 from mlcc.config_reader import Reader
 from mlcc.endpoint_config import (
     EndpointConfig,
@@ -101,14 +101,12 @@ def parse(
         reader,
         stack=stack,
         region=region,
-        demand=infrastructure.node_demand(
-            [(e.config.instance_type, e.config.replicas) for e in read]
-        ),
+        demand=capacity.node_demand([(e.config.instance_type, e.config.replicas) for e in read]),
     )
     _check_native_region(reader, region, infra)
     configs = [e.config for e in read]
     endpoints = tuple(_placed(e, infra, [c for c in configs if c is not e.config]) for e in read)
-    infrastructure.warn_if_gpus_short(reader, infra, [e.config for e in read])
+    capacity.warn_if_gpus_short(reader, infra, [e.config for e in read])
     config = StackConfig(
         stack=stack,
         region=region,
@@ -165,11 +163,9 @@ def _placed(
 ) -> EndpointConfig:
     """The endpoint checked against the instance groups, with its autoscaling settings."""
     endpoint = read.config
-    infrastructure.check_endpoint_fits(read.reader, infra, endpoint)
-    capacity = infrastructure.pods_that_fit(infra, endpoint, others)
-    settings, problems = scaling.parse_autoscaling(
-        endpoint.autoscaling_raw, "autoscaling", capacity
-    )
+    capacity.check_endpoint_fits(read.reader, infra, endpoint)
+    room = capacity.pods_that_fit(infra, endpoint, others)
+    settings, problems = scaling.parse_autoscaling(endpoint.autoscaling_raw, "autoscaling", room)
     for path, message in problems:
         read.reader.fail(path, message)
     if settings is None:

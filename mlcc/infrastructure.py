@@ -12,14 +12,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from mlcc import aws_rules, instances
 from mlcc.config_reader import Reader
 from mlcc.schema import CREATE_KEYS
-
-if TYPE_CHECKING:
-    from mlcc.endpoint_config import EndpointConfig
 
 SUPPORTED_KUBERNETES_VERSIONS = ("1.28", "1.29", "1.30", "1.31", "1.32", "1.33")
 DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
@@ -138,14 +134,6 @@ def resource_base_name(stack: str) -> str:
     """`hp-<stack>`, usable as an EKS and a HyperPod cluster name (<= 63, alnum and '-')."""
     name = re.sub(r"[^a-zA-Z0-9]+", "-", f"hp-{stack}").strip("-")
     return name[:40].rstrip("-")
-
-
-def node_demand(endpoints: Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
-    """Nodes per instance type for (instance type, replicas) pairs: one node per replica."""
-    nodes: dict[str, int] = {}
-    for instance_type, replicas in endpoints:
-        nodes[instance_type] = nodes.get(instance_type, 0) + max(replicas, 1)
-    return list(nodes.items())
 
 
 def _tags(reader: Reader, stack: str) -> tuple[tuple[str, str], ...]:
@@ -377,57 +365,3 @@ def _bounded(reader: Reader, key: str, value: object, low: int, high: int) -> in
         reader.fail(key, f"must be a whole number from {low} to {high}, got {shown!r}")
         return low
     return value
-
-
-def pods_that_fit(
-    infra: InfrastructureConfig, endpoint: EndpointConfig, others: Sequence[EndpointConfig]
-) -> int | None:
-    """Pods of `endpoint` the groups of its type hold beside the `others` on them; None when
-    the groups are not this stack's (an existing cluster)."""
-    if not isinstance(infra.cluster, NewCluster):
-        return None
-    instance_type, gpus = endpoint.instance_type, max(endpoint.gpu_count, 1)
-    per_node = instances.gpu_count(instance_type) or gpus
-    nodes = sum(
-        g.instance_count for g in infra.cluster.instance_groups if g.instance_type == instance_type
-    )
-    used = sum(o.replicas * o.gpu_count for o in others if o.instance_type == instance_type)
-    return max(nodes * per_node - used, 0) // gpus
-
-
-def check_endpoint_fits(
-    reader: Reader, infra: InfrastructureConfig, endpoint: EndpointConfig
-) -> None:
-    if not isinstance(infra.cluster, NewCluster) or not infra.cluster.instance_groups:
-        return
-    types = sorted({g.instance_type for g in infra.cluster.instance_groups})
-    if endpoint.instance_type not in types:
-        reader.fail(
-            "instanceType",
-            f"{endpoint.instance_type} is not the type of any instance group in "
-            f"hp:instanceGroups ({', '.join(types)}); the endpoint's pods could never "
-            "be scheduled",
-        )
-
-
-def warn_if_gpus_short(
-    reader: Reader, infra: InfrastructureConfig, endpoints: Sequence[EndpointConfig]
-) -> None:
-    """The endpoints of each instance type together need more GPUs than its groups have."""
-    if not isinstance(infra.cluster, NewCluster):
-        return
-    for instance_type in sorted({e.instance_type for e in endpoints}):
-        sharing = [e for e in endpoints if e.instance_type == instance_type]
-        needed = sum(e.replicas * e.gpu_count for e in sharing)
-        per_node = instances.gpu_count(instance_type) or max(e.gpu_count for e in sharing)
-        nodes = sum(
-            g.instance_count
-            for g in infra.cluster.instance_groups
-            if g.instance_type == instance_type
-        )
-        if nodes and needed > nodes * per_node:
-            reader.warn(
-                "replicas",
-                f"the endpoints on {instance_type} need {needed} GPU(s) and hp:instanceGroups "
-                f"has {nodes * per_node} ({nodes} node(s)); the extra pods stay Pending",
-            )
