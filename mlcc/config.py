@@ -18,7 +18,7 @@ from typing import Literal
 
 from mlcc import infrastructure, instances, speculative
 from mlcc.engines import Engine, EngineRelease, known_versions, release
-from mlcc.recommendation import OptimizeSettings, parse_optimize_settings
+from mlcc.optimize_settings import OptimizeSettings, parse_optimize_settings
 from mlcc.speculative import Problem, SpeculativeSpec
 
 PROJECT = "hp"

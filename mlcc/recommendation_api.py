@@ -1,8 +1,9 @@
 """SageMaker calls for recommendation jobs, shared by the dynamic provider and `mlcc optimize`.
 
 Every function takes the client as an argument (never creates or keeps one), so callers decide
-where clients live (the provider creates one per method; tests pass a Stubber-wrapped client).
-Request bodies come from the pure `mlcc.recommendation`.
+where clients live (the provider creates one per method; tests pass a Stubber-wrapped client or
+point boto3 at a local endpoint). Request bodies come from `mlcc.recommendation_requests`.
+A reply that lacks a field we need raises UnexpectedReply, never KeyError or TypeError.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
-from mlcc import recommendation as rec
+from mlcc.optimize_settings import OptimizeSettings
+from mlcc.recommendation_names import JobNames, stack_name_filter, tagged_stack
+from mlcc.recommendation_requests import recommendation_job_request, workload_config_request
 
 if TYPE_CHECKING:
     from mypy_boto3_sagemaker.client import SageMakerClient
@@ -27,17 +30,11 @@ NOT_FOUND_CODES = frozenset({"ResourceNotFound"})
 NOT_FOUND_PHRASES = ("not found", "does not exist", "could not find")
 
 
-@dataclass(frozen=True)
-class JobNames:
-    """The recommendation job and the workload config it uses (same name, different types)."""
+class UnexpectedReply(Exception):
+    """A SageMaker reply without a field this program needs, or with a field of the wrong type."""
 
-    job: str
-    workload_config: str
-
-    @staticmethod
-    def derive(base: str, salt: str) -> JobNames:
-        name = rec.build_name(base, salt)
-        return JobNames(job=name, workload_config=name)
+    def __init__(self, operation: str, problem: str) -> None:
+        super().__init__(f"unexpected {operation} reply from SageMaker: {problem}")
 
 
 @dataclass(frozen=True)
@@ -62,41 +59,47 @@ def is_not_found(error: ClientError) -> bool:
 
 
 def describe_job(client: SageMakerClient, name: str) -> Mapping[str, Any] | None:
-    """The DescribeAIRecommendationJob response, or None when no such job exists."""
+    """The DescribeAIRecommendationJob reply, or None when no such job exists."""
     try:
-        return dict(client.describe_ai_recommendation_job(AIRecommendationJobName=name))
+        response = dict(client.describe_ai_recommendation_job(AIRecommendationJobName=name))
     except ClientError as error:
         if is_not_found(error):
             return None
         raise
+    status = response.get("AIRecommendationJobStatus")
+    if not isinstance(status, str) or not status:
+        raise UnexpectedReply("DescribeAIRecommendationJob", "no AIRecommendationJobStatus")
+    return response
 
 
 def start_job(
-    client: SageMakerClient, names: JobNames, settings: rec.OptimizeSettings, engine: str
-) -> str:
-    """Create the workload config (with the dataset, if any) and the job; returns the job ARN.
+    client: SageMakerClient,
+    names: JobNames,
+    settings: OptimizeSettings,
+    engine: str,
+    stack: str,
+) -> None:
+    """Create the workload config (with the dataset, if any) and the job, both tagged with the
+    stack.
 
     A workload config that already exists under our hashed name comes from an interrupted run
     with the same inputs, so it is reused.
     """
     created = True
     try:
-        client.create_ai_workload_config(
-            **rec.workload_config_request(names.workload_config, settings)
-        )
+        client.create_ai_workload_config(**workload_config_request(names, settings, stack))
     except ClientError as error:
         if error_code(error) != "ResourceInUse":
             raise
         created = False
     try:
-        response = client.create_ai_recommendation_job(
-            **rec.recommendation_job_request(names.job, names.workload_config, settings, engine)
+        client.create_ai_recommendation_job(
+            **recommendation_job_request(names, settings, engine, stack)
         )
     except ClientError:
         if created:  # leave nothing behind when the job cannot start
             delete_workload_config(client, names.workload_config)
         raise
-    return response["AIRecommendationJobArn"]
 
 
 def stop_job(client: SageMakerClient, name: str) -> None:
@@ -134,15 +137,42 @@ def list_jobs(
         query["NameContains"] = name_contains
     jobs: list[JobSummary] = []
     for page in paginator.paginate(**query):
-        for job in page.get("AIRecommendationJobs", []):
-            jobs.append(
-                JobSummary(
-                    job["AIRecommendationJobName"],
-                    job["AIRecommendationJobStatus"],
-                    job.get("CreationTime"),
-                    job.get("EndTime"),
-                )
-            )
+        entries = page.get("AIRecommendationJobs")
+        if not isinstance(entries, list):
+            raise UnexpectedReply("ListAIRecommendationJobs", "no AIRecommendationJobs list")
+        for entry in entries:
+            jobs.append(_summary(entry))
             if len(jobs) >= limit:
                 return jobs
     return jobs
+
+
+def list_stack_jobs(client: SageMakerClient, stack: str, limit: int = 50) -> list[JobSummary]:
+    """Jobs tagged `mlcc:stack: <stack>`, newest first.
+
+    The name filter only narrows the candidates; each one is described and kept when its tag
+    equals `stack` exactly.
+    """
+    candidates = list_jobs(client, name_contains=stack_name_filter(stack), limit=limit)
+    return [job for job in candidates if job_stack(client, job.name) == stack]
+
+
+def job_stack(client: SageMakerClient, name: str) -> str | None:
+    """The stack a job was started for (its `mlcc:stack` tag), or None."""
+    response = describe_job(client, name)
+    return tagged_stack(response.get("Tags")) if response is not None else None
+
+
+def _summary(entry: Any) -> JobSummary:
+    fields = entry if isinstance(entry, Mapping) else {}
+    name, status = fields.get("AIRecommendationJobName"), fields.get("AIRecommendationJobStatus")
+    if not isinstance(name, str) or not isinstance(status, str):
+        raise UnexpectedReply(
+            "ListAIRecommendationJobs",
+            "an entry lacks AIRecommendationJobName or AIRecommendationJobStatus",
+        )
+    return JobSummary(name, status, _time(fields.get("CreationTime")), _time(fields.get("EndTime")))
+
+
+def _time(value: Any) -> datetime | None:
+    return value if isinstance(value, datetime) else None
