@@ -8,15 +8,17 @@ A reply that lacks a field we need raises UnexpectedReply, never KeyError or Typ
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
 from mlcc.optimize_settings import OptimizeSettings
 from mlcc.recommendation_names import JobNames, stack_name_filter, tagged_stack
+from mlcc.recommendation_parsing import JobStatus
 from mlcc.recommendation_requests import recommendation_job_request, workload_config_request
 
 if TYPE_CHECKING:
@@ -131,36 +133,41 @@ def list_jobs(
     client: SageMakerClient, name_contains: str | None = None, limit: int = 50
 ) -> list[JobSummary]:
     """Newest first, across pages, at most `limit` jobs."""
-    paginator = client.get_paginator("list_ai_recommendation_jobs")
-    query: dict[str, Any] = {"SortBy": "CreationTime", "SortOrder": "Descending"}
-    if name_contains:
-        query["NameContains"] = name_contains
-    jobs: list[JobSummary] = []
-    for page in paginator.paginate(**query):
-        entries = page.get("AIRecommendationJobs")
-        if not isinstance(entries, list):
-            raise UnexpectedReply("ListAIRecommendationJobs", "no AIRecommendationJobs list")
-        for entry in entries:
-            jobs.append(_summary(entry))
-            if len(jobs) >= limit:
-                return jobs
-    return jobs
+    return list(islice(_newest_first(client, name_contains, None), limit))
 
 
-def list_stack_jobs(client: SageMakerClient, stack: str, limit: int = 50) -> list[JobSummary]:
-    """Jobs tagged `mlcc:stack: <stack>`, newest first.
+def stack_jobs(
+    client: SageMakerClient, stack: str, status: JobStatus | None = None
+) -> Iterator[JobSummary]:
+    """Jobs tagged `mlcc:stack: <stack>` (and in `status`, if given), newest first, lazily.
 
     The name filter only narrows the candidates; each one is described and kept when its tag
     equals `stack` exactly.
     """
-    candidates = list_jobs(client, name_contains=stack_name_filter(stack), limit=limit)
-    return [job for job in candidates if job_stack(client, job.name) == stack]
+    candidates = _newest_first(client, stack_name_filter(stack), status)
+    return (job for job in candidates if job_stack(client, job.name) == stack)
 
 
 def job_stack(client: SageMakerClient, name: str) -> str | None:
     """The stack a job was started for (its `mlcc:stack` tag), or None."""
     response = describe_job(client, name)
     return tagged_stack(response.get("Tags")) if response is not None else None
+
+
+def _newest_first(
+    client: SageMakerClient, name_contains: str | None, status: JobStatus | None
+) -> Iterator[JobSummary]:
+    paginator = client.get_paginator("list_ai_recommendation_jobs")
+    query: dict[str, Any] = {"SortBy": "CreationTime", "SortOrder": "Descending"}
+    if name_contains:
+        query["NameContains"] = name_contains
+    if status:
+        query["StatusEquals"] = status.value
+    for page in paginator.paginate(**query):
+        entries = page.get("AIRecommendationJobs")
+        if not isinstance(entries, list):
+            raise UnexpectedReply("ListAIRecommendationJobs", "no AIRecommendationJobs list")
+        yield from (_summary(entry) for entry in entries)
 
 
 def _summary(entry: Any) -> JobSummary:

@@ -48,24 +48,28 @@ def choose_speculative(
     """
     if explicit is not None:
         return SpeculativeChoice(explicit, SpeculativeSource.EXPLICIT)
-    if recommended is None:  # no job: hp:optimize unset
+    if recommended is None:  # no job: hp:optimize unset, or every endpoint sets its own keys
         return SpeculativeChoice(None, SpeculativeSource.NONE)
     if recommended.get("usable") is None:  # offline plan: the job has not run
         return SpeculativeChoice(None, SpeculativeSource.NONE, NOT_RUN_MESSAGE)
+    spec, problem = recommended_spec(recommended, engine, release)
+    if spec is None:
+        return SpeculativeChoice(None, SpeculativeSource.NONE, f"{problem}; speculation stays off")
+    return SpeculativeChoice(spec, SpeculativeSource.RECOMMENDATION)
+
+
+def recommended_spec(
+    recommended: Mapping[str, Any], engine: Engine, release: EngineRelease
+) -> tuple[speculative.SpeculativeSpec | None, str | None]:
+    """(the recommendation as a spec the engine accepts, None) or (None, why it cannot be used)."""
     algorithm = recommended.get("algorithm")
     if not recommended.get("usable") or algorithm not in speculative.ALGORITHMS:
-        reason = recommended.get("reason") or "no speculative recommendation"
-        return SpeculativeChoice(None, SpeculativeSource.NONE, f"{reason}; speculation stays off")
+        return None, str(recommended.get("reason") or "no speculative recommendation")
     num_tokens = whole_number(recommended.get("num_tokens")) or speculative.DEFAULT_NUM_TOKENS
     draft = recommended.get("draft_model") if algorithm in ALGORITHMS_NEEDING_DRAFT else None
     spec = speculative.SpeculativeSpec(str(algorithm), draft or None, num_tokens)
     errors = speculative.check(spec, engine, release).errors
     if errors:
         problems = "; ".join(str(e) for e in errors)
-        return SpeculativeChoice(
-            None,
-            SpeculativeSource.NONE,
-            f"the recommendation ({spec.algorithm}) does not fit this stack: {problems}; "
-            "speculation stays off",
-        )
-    return SpeculativeChoice(spec, SpeculativeSource.RECOMMENDATION)
+        return None, f"the recommendation ({spec.algorithm}) does not fit this stack: {problems}"
+    return spec, None

@@ -91,9 +91,20 @@ def _set_line(
     match = _KEY_LINE.match(body.lstrip())
     assert match is not None  # _entries only returns key lines
     head = body[: _indent(body)] + match.group(0)
-    comment = _inline_comment(body[len(head) :]) if entry.end - entry.first == 1 else ""
-    new_line = f"{head} {render_scalar(value)}{comment}{ending}"
+    rest = body[len(head) :] if entry.end - entry.first == 1 else ""
+    comment = _inline_comment(rest)
+    old_scalar = rest[: len(rest) - len(comment)].strip()
+    new_line = f"{head} {_render_like(value, old_scalar)}{comment}{ending}"
     return [*lines[: entry.first], new_line, *lines[entry.end :]]
+
+
+def _render_like(value: ScalarValue, old_scalar: str) -> str:
+    """`value` in the quoting style of the scalar it replaces, when that style can hold it."""
+    if isinstance(value, str) and old_scalar.startswith("'"):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, str) and old_scalar.startswith('"'):
+        return json.dumps(value)
+    return render_scalar(value)
 
 
 def _inline_comment(rest: str) -> str:

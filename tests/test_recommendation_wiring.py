@@ -1,4 +1,4 @@
-"""hp:optimize in the real program: the recommendation resource and which settings win."""
+"""hp:optimize in the real program: when the job exists, and which settings win."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from program_runs import CR_TYPE, IMAGE, run_main
 
 from mlcc import offline
 
-TYPE = "pulumi-python:dynamic/hp:SpeculativeRecommendation"
+TYPE = "pulumi-python:dynamic/hp:RecommendationJobRun"
+COMPONENT = "hp:index:RecommendationJob"
 OPTIMIZE = {
     "goal": "throughput",
     "modelS3Uri": "s3://models-bucket/llama-3.1-8b-instruct/",
@@ -34,7 +35,7 @@ def job_result() -> Iterator[dict[str, Any]]:
         "draft_model": RECOMMENDED_DRAFT,
         "num_tokens": 3,
         "reason": None,
-        "job_name": "hp-dev-speculative-0123456789",
+        "job_name": "hp-ef260e9a-dev-speculative-01234567",
     }
     offline.OUTPUTS[TYPE] = lambda _args: dict(result)
     yield result
@@ -63,9 +64,11 @@ def test_without_optimize_or_keys_the_source_is_none() -> None:
     assert "SM_VLLM_SPECULATIVE_CONFIG" not in env_of(run)
 
 
-def test_optimize_creates_one_recommendation_with_the_settings(job_result: Any) -> None:
-    run = with_optimize()
-    inputs = run.one(TYPE).inputs
+def test_optimize_creates_one_job_with_the_settings(job_result: Any) -> None:
+    run = with_optimize(**NO_EXPLICIT)
+    job = run.one(TYPE)
+    assert job.parent == run.one(COMPONENT).urn
+    inputs = job.inputs
     assert {k: inputs[k] for k in ("goal", "model_s3_uri", "dataset", "engine")} == {
         "goal": "throughput",
         "model_s3_uri": OPTIMIZE["modelS3Uri"],
@@ -74,11 +77,13 @@ def test_optimize_creates_one_recommendation_with_the_settings(job_result: Any) 
     }
     assert inputs["instance_types"] == ["ml.g6e.2xlarge"]
     assert inputs["timeout_minutes"] == 120
-    assert inputs["name_prefix"] == "hp-dev-speculative"
+    assert inputs["stack"] == "dev"
+    assert run.outputs["speculativeRecommendationJob"] == job_result["job_name"]
 
 
-def test_explicit_keys_win_over_the_recommendation(job_result: Any) -> None:
+def test_explicit_keys_make_the_job_needless(job_result: Any) -> None:
     run = with_optimize()
+    assert run.of_type(TYPE) == [] and run.of_type(COMPONENT) == []
     assert run.outputs["speculativeSource"] == "explicit"
     config = json.loads(env_of(run)["SM_VLLM_SPECULATIVE_CONFIG"])
     assert config["model"] == "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"  # Pulumi.dev.yaml's draft

@@ -32,6 +32,8 @@ from recommendation_stubs import (
 
 from mlcc.cli import build_parser
 from mlcc.cli import optimize as cli
+from mlcc.cli import optimize_context
+from mlcc.recommendation_names import stack_name_filter
 
 JOB = "hp-dev-latency-0123456789"
 
@@ -103,8 +105,14 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
         e.stubber.assert_no_pending_responses()
 
 
-def describe_eagle3(env: Env, name: str = JOB) -> None:
-    expect_describe(env.stubber, name, "Completed", recommendations=[eagle3_recommendation()])
+def describe_eagle3(env: Env, name: str = JOB, stack: str | None = "dev") -> None:
+    expect_describe(
+        env.stubber, name, "Completed", recommendations=[eagle3_recommendation()], stack=stack
+    )
+
+
+def describe_tagged(env: Env, name: str, status: str, stack: str | None) -> None:
+    expect_describe(env.stubber, name, status, stack=stack)
 
 
 def list_page(names_status: list[tuple[str, str]], token: str | None = None) -> dict[str, Any]:
@@ -124,7 +132,12 @@ def list_page(names_status: list[tuple[str, str]], token: str | None = None) -> 
     return page
 
 
-LIST_QUERY = {"SortBy": "CreationTime", "SortOrder": "Descending", "NameContains": "hp-dev"}
+LIST_QUERY = {
+    "SortBy": "CreationTime",
+    "SortOrder": "Descending",
+    "NameContains": stack_name_filter("dev"),
+}
+COMPLETED_QUERY = {**LIST_QUERY, "StatusEquals": "Completed"}
 
 
 def changed_lines(before: str, after: str) -> tuple[list[str], list[str]]:
@@ -220,30 +233,34 @@ def test_apply_without_draft_algorithm_clears_the_model(env: Env) -> None:
     assert "  hp:speculativeNumTokens: 5\n" in text  # no count given: the project default
 
 
-def test_apply_top_takes_the_newest_completed_job_of_the_stack(env: Env) -> None:
+def test_apply_top_takes_the_newest_completed_job_tagged_with_the_stack(env: Env) -> None:
     env.stubber.add_response(
         "list_ai_recommendation_jobs",
-        list_page(
-            [
-                ("hp-dev-latency-aaaaaaaaaa", "InProgress"),
-                ("hp-dev-eu-latency-bbbbbbbbbb", "Completed"),  # another stack
-            ],
-            token="next",
-        ),
-        LIST_QUERY,
+        list_page([("job-of-dev-latency", "Completed"), ("untagged-job", "Completed")], "next"),
+        COMPLETED_QUERY,
     )
+    describe_tagged(env, "job-of-dev-latency", "Completed", "dev-latency")  # not a prefix match
+    describe_tagged(env, "untagged-job", "Completed", None)
     env.stubber.add_response(
         "list_ai_recommendation_jobs",
-        list_page([(JOB, "Completed"), ("hp-dev-cost-cccccccccc", "Completed")]),
-        {**LIST_QUERY, "NextToken": "next"},
+        list_page([(JOB, "Completed"), ("older-dev-job", "Completed")]),
+        {**COMPLETED_QUERY, "NextToken": "next"},
     )
-    describe_eagle3(env)
+    describe_eagle3(env)  # its tag
+    describe_eagle3(env)  # its result; older jobs are never looked at
     assert env.run("--apply", "top", "--stack", "dev") == 0
     assert f"applied the top recommendation of {JOB}" in env.out.getvalue()
+    assert "note:" not in env.err.getvalue()
+
+
+def test_apply_of_another_stacks_job_says_so(env: Env) -> None:
+    describe_eagle3(env, stack="dev-latency")
+    assert env.run("--apply", JOB, "--stack", "dev") == 0
+    assert f"note: {JOB} was started for stack dev-latency" in env.err.getvalue()
 
 
 def test_apply_top_without_completed_jobs_refuses(env: Env) -> None:
-    env.stubber.add_response("list_ai_recommendation_jobs", list_page([]), LIST_QUERY)
+    env.stubber.add_response("list_ai_recommendation_jobs", list_page([]), COMPLETED_QUERY)
     assert env.run("--apply", "top", "--stack", "dev") == 1
     assert "no completed recommendation job for stack dev" in env.err.getvalue()
 
@@ -332,12 +349,15 @@ def test_an_undocumented_region_gets_a_note(env: Env) -> None:
     assert "note: sa-east-1 is not among the regions the dev guide lists" in env.err.getvalue()
 
 
-def test_list_for_a_stack_filters_and_can_print_json(env: Env) -> None:
+def test_list_for_a_stack_keeps_only_its_tag_and_can_print_json(env: Env) -> None:
     env.stubber.add_response(
         "list_ai_recommendation_jobs",
-        list_page([(JOB, "InProgress"), ("hp-dev-eu-cost-dddddddddd", "Completed")]),
+        list_page([(JOB, "InProgress"), ("dev-eu-job", "Completed"), ("gone", "Failed")]),
         LIST_QUERY,
     )
+    describe_tagged(env, JOB, "InProgress", "dev")
+    describe_tagged(env, "dev-eu-job", "Completed", "dev-eu")
+    expect_describe_missing(env.stubber, "gone")  # deleted between the two calls
     assert env.run("--list", "--stack", "dev", "--json") == 0
     rows = json.loads(env.out.getvalue())
     assert rows == [
@@ -396,6 +416,7 @@ def expect_start_any_name(env: Env, dataset: str | None = DATASET_S3_URI) -> Non
     workload: dict[str, Any] = {
         "AIWorkloadConfigName": ANY,
         "AIWorkloadConfigs": {"WorkloadSpec": {"Inline": '{"benchmark":{"type":"aiperf"}}'}},
+        "Tags": [{"Key": "mlcc:stack", "Value": "dev"}],
     }
     if dataset:
         workload["DatasetConfig"] = {
@@ -419,6 +440,7 @@ def expect_start_any_name(env: Env, dataset: str | None = DATASET_S3_URI) -> Non
             "OptimizeModel": True,
             "InferenceSpecification": {"Framework": "VLLM"},
             "ComputeSpec": {"InstanceTypes": ["ml.g6e.2xlarge"]},
+            "Tags": [{"Key": "mlcc:stack", "Value": "dev"}],
         },
     )
 
@@ -433,7 +455,7 @@ def test_start_uses_stack_settings_with_flag_overrides(env: Env) -> None:
     expect_start_any_name(env)
     assert env.run("--stack", "dev", "--goal", "throughput") == 0
     name = started_job(env)
-    assert name.startswith("hp-dev-throughput-") and len(name) <= 63
+    assert name.startswith(stack_name_filter("dev") + "dev-throughput-") and len(name) <= 63
     assert "(goal throughput -> throughput)" in env.out.getvalue()
     assert f"mlcc optimize --wait --job {name}" in env.err.getvalue()
     assert f"mlcc optimize --apply {name} --stack dev" in env.err.getvalue()
@@ -516,6 +538,7 @@ def test_sglang_stack_notes_the_missing_framework(env: Env) -> None:
             "RoleArn": ROLE_ARN,
             "OptimizeModel": True,
             "ComputeSpec": {"InstanceTypes": ["ml.g6e.2xlarge"]},
+            "Tags": [{"Key": "mlcc:stack", "Value": "dev"}],
         },
     )
     assert env.run("--stack", "dev") == 0
@@ -528,7 +551,7 @@ def test_ctrl_c_while_waiting_leaves_the_job_running(env: Env) -> None:
     def interrupted(_seconds: float) -> None:
         raise KeyboardInterrupt
 
-    assert env.run("--wait", "--job", JOB, sleep=interrupted) == cli.INTERRUPTED
+    assert env.run("--wait", "--job", JOB, sleep=interrupted) == optimize_context.INTERRUPTED
     err = env.err.getvalue()
     assert f"interrupted: {JOB} keeps running on SageMaker." in err
     assert f"mlcc optimize --wait --job {JOB}" in err
