@@ -8,7 +8,7 @@ A reply that lacks a field we need raises UnexpectedReply, never KeyError or Typ
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import islice
@@ -63,11 +63,16 @@ def is_not_found(error: ClientError) -> bool:
 def describe_job(client: SageMakerClient, name: str) -> Mapping[str, Any] | None:
     """The DescribeAIRecommendationJob reply, or None when no such job exists."""
     try:
-        response = dict(client.describe_ai_recommendation_job(AIRecommendationJobName=name))
+        response = _read(
+            "DescribeAIRecommendationJob",
+            lambda: client.describe_ai_recommendation_job(AIRecommendationJobName=name),
+        )
     except ClientError as error:
         if is_not_found(error):
             return None
         raise
+    if not isinstance(response, Mapping):
+        raise UnexpectedReply("DescribeAIRecommendationJob", "not a JSON object")
     status = response.get("AIRecommendationJobStatus")
     if not isinstance(status, str) or not status:
         raise UnexpectedReply("DescribeAIRecommendationJob", "no AIRecommendationJobStatus")
@@ -89,14 +94,17 @@ def start_job(
     """
     created = True
     try:
-        client.create_ai_workload_config(**workload_config_request(names, settings, stack))
+        request = workload_config_request(names, settings, stack)
+        _read("CreateAIWorkloadConfig", lambda: client.create_ai_workload_config(**request))
     except ClientError as error:
         if error_code(error) != "ResourceInUse":
             raise
         created = False
     try:
-        client.create_ai_recommendation_job(
-            **recommendation_job_request(names, settings, engine, stack)
+        job_request = recommendation_job_request(names, settings, engine, stack)
+        _read(
+            "CreateAIRecommendationJob",
+            lambda: client.create_ai_recommendation_job(**job_request),
         )
     except ClientError:
         if created:  # leave nothing behind when the job cannot start
@@ -106,7 +114,10 @@ def start_job(
 
 def stop_job(client: SageMakerClient, name: str) -> None:
     try:
-        client.stop_ai_recommendation_job(AIRecommendationJobName=name)
+        _read(
+            "StopAIRecommendationJob",
+            lambda: client.stop_ai_recommendation_job(AIRecommendationJobName=name),
+        )
     except ClientError as error:
         if not is_not_found(error):
             raise
@@ -115,7 +126,10 @@ def stop_job(client: SageMakerClient, name: str) -> None:
 def delete_job(client: SageMakerClient, name: str) -> None:
     """Delete a job in a terminal state; a job that is already gone is fine."""
     try:
-        client.delete_ai_recommendation_job(AIRecommendationJobName=name)
+        _read(
+            "DeleteAIRecommendationJob",
+            lambda: client.delete_ai_recommendation_job(AIRecommendationJobName=name),
+        )
     except ClientError as error:
         if not is_not_found(error):
             raise
@@ -123,7 +137,10 @@ def delete_job(client: SageMakerClient, name: str) -> None:
 
 def delete_workload_config(client: SageMakerClient, name: str) -> None:
     try:
-        client.delete_ai_workload_config(AIWorkloadConfigName=name)
+        _read(
+            "DeleteAIWorkloadConfig",
+            lambda: client.delete_ai_workload_config(AIWorkloadConfigName=name),
+        )
     except ClientError as error:
         if not is_not_found(error):
             raise
@@ -163,11 +180,21 @@ def _newest_first(
         query["NameContains"] = name_contains
     if status:
         query["StatusEquals"] = status.value
-    for page in paginator.paginate(**query):
+    pages = iter(paginator.paginate(**query))
+    while (page := _read("ListAIRecommendationJobs", lambda: next(pages, None))) is not None:
         entries = page.get("AIRecommendationJobs")
         if not isinstance(entries, list):
             raise UnexpectedReply("ListAIRecommendationJobs", "no AIRecommendationJobs list")
         yield from (_summary(entry) for entry in entries)
+
+
+def _read(operation: str, call: Callable[[], Any]) -> Any:
+    """Make one client call. botocore's parser raises AttributeError, TypeError or ValueError
+    on a reply whose fields have the wrong JSON types; that becomes UnexpectedReply."""
+    try:
+        return call()
+    except (AttributeError, TypeError, ValueError) as failure:
+        raise UnexpectedReply(operation, f"botocore cannot read it ({failure})") from failure
 
 
 def _summary(entry: Any) -> JobSummary:

@@ -94,7 +94,9 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        return execute(args, Deps(client_factory=boto3_client))
+        code = execute(args, Deps(client_factory=boto3_client))
+        sys.stdout.flush()  # a closed pipe shows here, where it can still be handled
+        return code
     except BrokenPipeError:
         # The reader went away (`| head`): drop what is left and end quietly.
         devnull = os.open(os.devnull, os.O_WRONLY)

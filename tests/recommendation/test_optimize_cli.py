@@ -30,9 +30,8 @@ from recommendation_stubs import (
     workload_arn,
 )
 
-from mlcc.cli import build_parser
+from mlcc.cli import build_parser, optimize_context
 from mlcc.cli import optimize as cli
-from mlcc.cli import optimize_context
 from mlcc.recommendation_names import stack_name_filter
 
 JOB = "hp-dev-latency-0123456789"

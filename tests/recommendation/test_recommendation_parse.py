@@ -42,7 +42,8 @@ def described(response: dict[str, Any]) -> dict[str, Any]:
 def top(
     *recommendations: dict[str, Any], status: str = "Completed"
 ) -> parsing.RecommendedSpeculation:
-    return parsing.top_recommendation(described(describe_response(JOB, status, list(recommendations))))
+    response = describe_response(JOB, status, list(recommendations))
+    return parsing.top_recommendation(described(response))
 
 
 def test_invented_shapes_are_rejected_by_the_model() -> None:

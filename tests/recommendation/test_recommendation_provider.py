@@ -268,9 +268,7 @@ def test_timeout_stops_the_job_and_fails_clearly(harness: Harness) -> None:
     for _ in range(4):  # at 0, 15, 45 and 60 s
         expect_describe(harness.stubber, name, "InProgress")
     expect_stop(harness.stubber, name)
-    with pytest.raises(
-        JobTimedOut, match="still InProgress after 1 minutes; it has been stopped"
-    ):
+    with pytest.raises(JobTimedOut, match="still InProgress after 1 minutes; it has been stopped"):
         harness.provider.create(props)
     assert harness.clock.sleeps == [15.0, 30.0, 15.0]
 
