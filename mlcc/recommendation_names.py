@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 PROJECT = "hp"
-# AIRecommendationJobName / AIWorkloadConfigName in the botocore model.
-NAME_PATTERN = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}")
+# AIRecommendationJobName / AIWorkloadConfigName: at most 63 alphanumerics and inner hyphens.
 MAX_NAME_LENGTH = 63
 # Pulumi's own rule for stack names; every such name is also a valid tag value.
 STACK_NAME_PATTERN = re.compile(r"[A-Za-z0-9_.\-]{1,100}")

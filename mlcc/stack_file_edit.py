@@ -9,7 +9,6 @@ StackEditError is raised and nothing should be written.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -71,7 +70,23 @@ def render_scalar(value: ScalarValue) -> str:
         return str(value)
     if _PLAIN_SCALAR.fullmatch(value) and value.lower() not in _YAML_WORDS:
         return value
-    return json.dumps(value)
+    return _double_quoted(value)
+
+
+def _double_quoted(text: str) -> str:
+    """A YAML double-quoted scalar: printable ASCII as is, everything else escaped."""
+    return '"' + "".join(_escaped(char) for char in text) + '"'
+
+
+def _escaped(char: str) -> str:
+    code = ord(char)
+    if char in '"\\':
+        return "\\" + char
+    if 0x20 <= code < 0x7F:
+        return char
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def _set_line(
@@ -103,7 +118,7 @@ def _render_like(value: ScalarValue, old_scalar: str) -> str:
     if isinstance(value, str) and old_scalar.startswith("'"):
         return "'" + value.replace("'", "''") + "'"
     if isinstance(value, str) and old_scalar.startswith('"'):
-        return json.dumps(value)
+        return _double_quoted(value)
     return render_scalar(value)
 
 

@@ -11,6 +11,10 @@ import pytest
 from program_runs import CR_TYPE, IMAGE, run_main
 
 from mlcc import offline
+from mlcc.components.recommendation_job import recommendation_job, speculative_for_endpoint
+from mlcc.engines import Engine, release
+from mlcc.optimize_settings import parse_optimize_settings
+from mlcc.speculative import SpeculativeSpec
 
 TYPE = "pulumi-python:dynamic/hp:RecommendationJobRun"
 COMPONENT = "hp:index:RecommendationJob"
@@ -123,3 +127,43 @@ def test_bad_optimize_settings_fail_before_anything_is_created() -> None:
     message = str(raised.value)
     assert "hp:optimize.dataset: 'hf://anon/ShareGPT' is a Hugging Face reference" in message
     assert "hp:optimize.instanceTypes: not accepted by the recommendation API" in message
+
+
+# -- the wiring API, as a program with several endpoints would use it ------------------------------
+
+SETTINGS = parse_optimize_settings(OPTIMIZE)[0]
+VLLM_RELEASE = release(Engine.VLLM, None)
+
+
+def wiring_program(needed: bool, explicit: SpeculativeSpec | None) -> Any:
+    def program() -> None:
+        job = recommendation_job("dev", SETTINGS, Engine.VLLM, needed=needed)
+        for name, keys in (("explicit", explicit), ("open", None)):
+            wiring = speculative_for_endpoint(job, keys, Engine.VLLM, VLLM_RELEASE)
+            pulumi.export(f"{name}Source", wiring.source)
+            pulumi.export(f"{name}Algorithm", wiring.spec.apply(lambda s: s and s.algorithm))
+
+    return program
+
+
+def test_one_job_serves_every_endpoint_without_its_own_keys(job_result: Any) -> None:
+    run = offline.run(wiring_program(True, SpeculativeSpec("ngram", None, 3)), config={})
+    assert len(run.of_type(COMPONENT)) == 1
+    assert run.outputs["explicitSource"] == "explicit"
+    assert run.outputs["explicitAlgorithm"] == "ngram"
+    assert run.outputs["openSource"] == "recommendation"
+    assert run.outputs["openAlgorithm"] == "eagle3"
+
+
+def test_no_job_when_no_endpoint_needs_one() -> None:
+    run = offline.run(wiring_program(False, SpeculativeSpec("ngram", None, 3)), config={})
+    assert run.of_type(COMPONENT) == [] and run.of_type(TYPE) == []
+    assert run.outputs["explicitSource"] == "explicit"
+    assert run.outputs["openSource"] == "none"
+
+
+def test_no_job_without_optimize_settings() -> None:
+    def program() -> None:
+        assert recommendation_job("dev", None, Engine.VLLM, needed=True) is None
+
+    assert offline.run(program, config={}).registrations == []

@@ -96,13 +96,6 @@ def test_stack_names_outside_pulumis_rule_are_refused(stack: str) -> None:
     assert names.stack_name_problem(stack) is not None
 
 
-def test_name_pattern_is_the_models() -> None:
-    shape = MODEL.shape_for("CreateAIRecommendationJobRequest")
-    assert shape.members["AIRecommendationJobName"].metadata["pattern"] == (
-        names.NAME_PATTERN.pattern
-    )
-
-
 # -- request bodies ------------------------------------------------------------------------
 
 JOB = names.job_names("dev", "throughput", "salt")

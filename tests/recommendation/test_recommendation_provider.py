@@ -337,13 +337,21 @@ def test_changed_job_inputs_replace_the_resource(key: str, value: Any) -> None:
     assert diff.delete_before_replace is False
 
 
-def test_timeout_alone_updates_without_rerunning(harness: Harness) -> None:
-    diff = harness.provider.diff("job", state(), inputs(timeout_minutes=240))
+@pytest.mark.parametrize(("key", "value"), [("timeout_minutes", 240), ("stack", "renamed")])
+def test_timeout_or_a_renamed_stack_updates_without_rerunning(
+    harness: Harness, key: str, value: Any
+) -> None:
+    diff = harness.provider.diff("job", state(), inputs(**{key: value}))
     assert diff.changes is True and diff.replaces == []
-    outs = harness.provider.update("job", state(), inputs(timeout_minutes=240)).outs
+    outs = harness.provider.update("job", state(), inputs(**{key: value})).outs
     assert outs is not None
-    assert outs["timeout_minutes"] == 240
+    assert outs[key] == value
     assert (outs["algorithm"], outs["draft_model"]) == ("eagle3", EAGLE3_DRAFT)
+
+
+def test_check_refuses_a_stack_name_the_tag_cannot_hold() -> None:
+    result = RecommendationJobProvider().check({}, inputs(stack="my stack/prod"))
+    assert [f.property for f in result.failures] == ["stack"]
 
 
 # -- delete ----------------------------------------------------------------------------------
