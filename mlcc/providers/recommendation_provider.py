@@ -52,7 +52,7 @@ else:
 
 ClientFactory = Callable[[str | None], SageMakerClient]
 
-# Provider input name -> key inside hp:optimize (validated by mlcc.recommendation).
+# Provider input name -> key inside hp:optimize (validated by mlcc.optimize_settings).
 SETTINGS_INPUTS: dict[str, str] = {
     "goal": "goal",
     "dataset": "dataset",

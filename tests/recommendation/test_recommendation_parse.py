@@ -1,4 +1,4 @@
-"""Reading DescribeAIRecommendationJob responses into SpeculativeRecommendation.
+"""Reading DescribeAIRecommendationJob responses into RecommendedSpeculation.
 
 Each response goes through a Stubber on a real sagemaker client first, so it is valid against
 the botocore model (an invented shape would fail in add_response).
