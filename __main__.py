@@ -4,42 +4,58 @@ import pulumi
 
 from mlcc import config, deployment, workload
 from mlcc.components.endpoint import InferenceEndpoint, InferenceEndpointArgs
+from mlcc.components.namespace import EndpointNamespace, EndpointNamespaceArgs
 from mlcc.components.recommendation_job import recommendation_job, speculative_for_endpoint
 
 stack_config = config.from_pulumi().config
-endpoint_workload = workload.from_config(stack_config)
-# hp:optimize adds a recommendation job unless explicit hp:speculative* keys make it needless.
-recommendation = recommendation_job(
-    stack_config.stack,
-    stack_config.optimize,
-    stack_config.engine,
-    needed=stack_config.speculative is None,
-)
-speculative = speculative_for_endpoint(
-    recommendation, stack_config.speculative, stack_config.engine, stack_config.engine_release
-)
 platform = deployment.build(stack_config)
-
-endpoint = InferenceEndpoint(
-    "endpoint",
-    InferenceEndpointArgs(
-        workload=endpoint_workload,
-        image=platform.image.ref,
-        speculative=speculative.spec,
-        hf_token=stack_config.hf_token,
+k8s = pulumi.ResourceOptions(providers=[platform.k8s_provider])
+namespace = EndpointNamespace(
+    "namespace",
+    EndpointNamespaceArgs(
+        stack_config.namespace, stack_config.hf_token, stack_config.hf_token_secret_name
     ),
-    opts=pulumi.ResourceOptions(
-        providers=[platform.k8s_provider], depends_on=platform.endpoint_depends_on
-    ),
+    opts=k8s,
 )
+# hp:optimize runs a recommendation job only for endpoints without explicit hp:speculative* keys.
+needs_job = [e for e in stack_config.endpoints if e.speculative is None and not e.baseline_of]
+job = recommendation_job(
+    stack_config.stack, stack_config.optimize, stack_config.primary.engine, bool(needs_job)
+)
+
+summaries: dict[str, dict[str, pulumi.Output[str]]] = {}
+for endpoint in stack_config.endpoints:
+    wiring = speculative_for_endpoint(
+        None if endpoint.baseline_of else job,
+        endpoint.speculative,
+        endpoint.engine,
+        endpoint.engine_release,
+    )
+    component = InferenceEndpoint(
+        endpoint.resource_name,
+        InferenceEndpointArgs(
+            workload=workload.from_endpoint(stack_config, endpoint),
+            image=platform.images[endpoint.engine_release].ref,
+            speculative=wiring.spec,
+            depends_on=[*platform.endpoint_depends_on, *namespace.resources],
+        ),
+        opts=k8s,
+    )
+    summaries[endpoint.name] = {
+        "speculativeAlgorithm": wiring.spec.apply(lambda s: s.algorithm if s else "off"),
+        "speculativeSource": wiring.source,  # explicit | recommendation | none
+        "verifyEnvCommand": pulumi.Output.from_input(component.verify_commands["env"]),
+        "verifyLogCommand": pulumi.Output.from_input(component.verify_commands["log"]),
+    }
 
 for output_name, value in platform.outputs.items():
     pulumi.export(output_name, value)
-pulumi.export("endpointName", endpoint.endpoint_name)
-pulumi.export("namespace", endpoint.namespace)
-pulumi.export("speculativeAlgorithm", speculative.spec.apply(lambda s: s.algorithm if s else "off"))
-pulumi.export("speculativeSource", speculative.source)  # explicit | recommendation | none
-if recommendation is not None:
-    pulumi.export("speculativeRecommendationJob", recommendation.job_name)
-pulumi.export("verifyEnvCommand", endpoint.verify_commands["env"])
-pulumi.export("verifyLogCommand", endpoint.verify_commands["log"])
+pulumi.export("namespace", stack_config.namespace)
+# The first endpoint's figures under the names single-endpoint stacks have always exported.
+primary = stack_config.primary.name
+pulumi.export("endpointName", primary)
+for output_name, value in summaries[primary].items():
+    pulumi.export(output_name, value)
+pulumi.export("endpoints", summaries)
+if job is not None:
+    pulumi.export("speculativeRecommendationJob", job.job_name)

@@ -1,8 +1,9 @@
-"""Builds the infrastructure the endpoint runs on, in create or existing-cluster mode.
+"""Builds what the endpoints run on, in create or existing-cluster mode.
 
 Kept out of __main__.py so the program stays a few lines. Order is by data, not by hand:
-the image build, IAM and S3 need nothing from the cluster and run in parallel with it; the
-endpoint waits only for the operator add-on (depends_on) and the pushed image (its digest).
+the image builds, IAM and S3 need nothing from the cluster and run in parallel with it; the
+endpoints wait for the operator add-on (an explicit depends_on) and their pushed image (its
+digest). One serve image per engine release in use, shared by the endpoints of that release.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from mlcc.components.images import ServeImage, ServeImageArgs
 from mlcc.components.network import Network, NetworkArgs
 from mlcc.components.operator import InferenceOperator, InferenceOperatorArgs
 from mlcc.config import StackConfig
+from mlcc.engines import EngineRelease
 from mlcc.infrastructure import ExistingCluster, NewCluster, NewNetwork, resource_base_name
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -37,9 +39,9 @@ class Image:
 
 @dataclass
 class Platform:
-    """What the endpoint needs: where its image is and how to reach the cluster."""
+    """What the endpoints need: their images and how to reach the cluster."""
 
-    image: Image
+    images: dict[EngineRelease, Image]
     k8s_provider: k8s.Provider
     endpoint_depends_on: list[pulumi.Resource] = field(default_factory=list)
     outputs: dict[str, pulumi.Output[str]] = field(default_factory=dict)
@@ -49,35 +51,59 @@ def build(config: StackConfig) -> Platform:
     cluster = config.infrastructure.cluster
     if isinstance(cluster, ExistingCluster):
         return _existing(config, cluster)
-    return _create(config, cluster, build_image(config))
+    return _create(config, cluster, build_images(config))
 
 
 def _existing(config: StackConfig, cluster: ExistingCluster) -> Platform:
     existing = existing_cluster.lookup(cluster.name_or_arn)
+    wanted = sorted({e.instance_type for e in config.endpoints})
     existing.instance_types.apply(
-        lambda types: existing_cluster.warn_if_type_missing(config.instance_type, types)
+        lambda types: [existing_cluster.warn_if_type_missing(t, types) for t in wanted]
     )
-    image = build_image(config, pull_role_arns=existing.execution_role_arns)
+    images = build_images(config, pull_role_arns=existing.execution_role_arns)
     access = ExistingClusterAccess("existing-cluster", ExistingClusterAccessArgs(existing))
-    return Platform(image, access.provider, outputs={"image": image.ref})
+    return Platform(images, access.provider, outputs=_image_outputs(images))
 
 
-def build_image(
+def build_images(
     config: StackConfig, *, pull_role_arns: pulumi.Input[Sequence[str]] | None = None
+) -> dict[EngineRelease, Image]:
+    """One image per engine release the endpoints use; the top-level one may be prebuilt."""
+    releases = list(dict.fromkeys(e.engine_release for e in config.endpoints))
+    images: dict[EngineRelease, Image] = {}
+    for release in releases:
+        if config.image and release == config.image_release:
+            images[release] = _prebuilt(config.image)
+        else:
+            images[release] = _built(config, release, images, pull_role_arns)
+    return images
+
+
+def _prebuilt(image: str) -> Image:
+    arn = iam_policies.ecr_repository_arn(image)
+    return Image(pulumi.Output.from_input(image), pulumi.Output.from_input([arn] if arn else []))
+
+
+def _built(
+    config: StackConfig,
+    release: EngineRelease,
+    earlier: dict[EngineRelease, Image],
+    pull_role_arns: pulumi.Input[Sequence[str]] | None,
 ) -> Image:
-    if config.image:
-        arn = iam_policies.ecr_repository_arn(config.image)
-        return Image(
-            pulumi.Output.from_input(config.image), pulumi.Output.from_input([arn] if arn else [])
-        )
+    """`image` (repository <base>/<engine>) for the first; later ones are named by release."""
     base = resource_base_name(config.stack).lower()
+    same_engine = any(r.engine is release.engine for r in earlier)
+    repository = f"{base}/{release.engine.value}"
+    if same_engine:
+        repository += f"-{release.version}"
+    name = "image" if not earlier else "image-" + repository.rsplit("/", 1)[1].replace(".", "-")
     built = ServeImage(
-        "image",
+        name,
         ServeImageArgs(
-            engine=config.engine,
-            engine_version=config.engine_release.version,
+            engine=release.engine,
+            engine_version=release.version,
             images_dir=IMAGES_DIR,
-            repository_name=f"{base}/{config.engine.value}",
+            repository_name=repository,
             tags=config.infrastructure.tag_map,
             pull_role_arns=pull_role_arns,
         ),
@@ -85,7 +111,18 @@ def build_image(
     return Image(built.image_ref, built.repository_arn.apply(lambda arn: [arn]))
 
 
-def _create(config: StackConfig, cluster: NewCluster, image: Image) -> Platform:
+def _image_outputs(images: dict[EngineRelease, Image]) -> dict[str, pulumi.Output[str]]:
+    """`image` for the first image (as single-engine stacks always had), `image-<engine>-<v>`."""
+    outputs: dict[str, pulumi.Output[str]] = {}
+    for index, (release, image) in enumerate(images.items()):
+        key = "image" if index == 0 else f"image-{release.engine.value}-{release.version}"
+        outputs[key] = image.ref
+    return outputs
+
+
+def _create(
+    config: StackConfig, cluster: NewCluster, images: dict[EngineRelease, Image]
+) -> Platform:
     tags = config.infrastructure.tag_map
     network = cluster.network
     if isinstance(network, NewNetwork):
@@ -119,7 +156,9 @@ def _create(config: StackConfig, cluster: NewCluster, image: Image) -> Platform:
             vpc_id=vpc_id,
             private_subnet_ids=private,
             eks_security_group_id=eks.cluster_security_group_id,
-            image_repository_arns=image.repository_arns,
+            image_repository_arns=pulumi.Output.all(
+                *(image.repository_arns for image in images.values())
+            ).apply(lambda lists: [arn for arns in lists for arn in arns]),
             k8s_provider=eks.provider,
             lifecycle_script=LIFECYCLE_SCRIPT,
             dependencies_chart=cluster.dependencies_chart,
@@ -139,15 +178,12 @@ def _create(config: StackConfig, cluster: NewCluster, image: Image) -> Platform:
             system_nodes=[eks.system_nodes],
         ),
     )
-    # The CR itself must wait for the operator (its webhook and CRD): children do not inherit
-    # a component's depends_on, so the image reference carries the dependency as data.
-    after_operator = pulumi.Output.all(image.ref, operator.addon.arn).apply(lambda v: str(v[0]))
     return Platform(
-        Image(after_operator, image.repository_arns),
+        images,
         eks.provider,
         endpoint_depends_on=[operator.addon],
         outputs={
-            "image": image.ref,
+            **_image_outputs(images),
             "eksClusterName": eks.cluster_name,
             "hyperpodClusterArn": hyperpod.cluster_arn,
         },

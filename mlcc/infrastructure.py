@@ -1,22 +1,25 @@
 """Infrastructure settings (cluster, network, GPU instance groups, tags) as frozen dataclasses.
 
-Pure: `parse` reads the raw `hp:*` values through the config reader, records every problem
-with its key, and returns an `InfrastructureConfig`. `mlcc.config.parse` calls it; nothing here
-imports Pulumi.
+Pure: `parse` reads the raw `hp:*` values through a config reader, records every problem with
+its key, and returns an `InfrastructureConfig`. `mlcc.config.parse` calls it; nothing here
+imports Pulumi. AWS's own limits (names, tags, regions) come from `mlcc.aws_rules`.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING
 
-from mlcc import instances
+from mlcc import aws_rules, instances
+from mlcc.config_reader import Reader
+from mlcc.schema import CREATE_KEYS
 
 if TYPE_CHECKING:
-    from mlcc.config import _Reader
+    from mlcc.endpoint_config import EndpointConfig
 
 SUPPORTED_KUBERNETES_VERSIONS = ("1.28", "1.29", "1.30", "1.31", "1.32", "1.33")
 DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
@@ -27,10 +30,11 @@ AVAILABILITY_ZONES = 2
 # room for HyperPod nodes, whose pods take VPC IPs.
 PRIVATE_SUBNET_EXTRA_BITS = 2
 PUBLIC_SUBNET_PREFIX = 24
+# The inference operator add-on runs its controller, ALB controller and KEDA here.
+OPERATOR_NAMESPACE = "hyperpod-inference-system"
+RFC1918 = tuple(ipaddress.IPv4Network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
 
 _GROUP_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
-_CLUSTER_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
-_CLUSTER_ARN = re.compile(r"^arn:aws[a-z-]*:sagemaker:[a-z0-9-]+:\d{12}:cluster/[a-z0-9]+$")
 _EC2_INSTANCE_TYPE = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")
 _VPC_ID = re.compile(r"^vpc-[0-9a-f]{8,17}$")
 _SUBNET_ID = re.compile(r"^subnet-[0-9a-f]{8,17}$")
@@ -42,68 +46,6 @@ _GROUP_FIELDS = {
     "threadsPerCore",
     "deepHealthChecks",
 }
-
-# (name, CLI type, default, description) of the keys parsed here; mlcc.config.KEYS adds them.
-CliType = Literal["string", "integer", "boolean"] | None
-KEY_SPECS: tuple[tuple[str, CliType, object, str], ...] = (
-    (
-        "clusterName",
-        "string",
-        "",
-        "Existing HyperPod cluster (name or ARN): create only the images and the endpoint on it. "
-        "Empty = create the VPC, EKS, HyperPod cluster and operator.",
-    ),
-    (
-        "instanceGroups",
-        None,
-        [],
-        "HyperPod GPU instance groups: a list of {name, instanceType, instanceCount, "
-        "ebsVolumeSizeGb (500), threadsPerCore (1), deepHealthChecks ([InstanceStress, "
-        "InstanceConnectivity])}. Empty = one group 'gpu' of hp:instanceType, hp:replicas nodes.",
-    ),
-    ("kubernetesVersion", "string", "1.33", "EKS Kubernetes version (HyperPod: 1.28-1.33)."),
-    (
-        "vpcCidr",
-        "string",
-        "10.0.0.0/16",
-        "CIDR of the VPC this program creates (/16-/18; each private subnet gets a quarter).",
-    ),
-    (
-        "natGatewayPerAz",
-        "boolean",
-        False,
-        "One NAT gateway per availability zone (resilient, costs more) instead of one.",
-    ),
-    ("vpcId", "string", "", "Existing VPC id; set with hp:privateSubnetIds to skip the VPC."),
-    (
-        "privateSubnetIds",
-        None,
-        [],
-        "Existing private subnet ids (at least two AZs, with room for many IPs).",
-    ),
-    (
-        "publicSubnetIds",
-        None,
-        [],
-        "Existing public subnet ids (for internet-facing load balancers).",
-    ),
-    (
-        "systemNodeInstanceType",
-        "string",
-        "m5.xlarge",
-        "EC2 type of the CPU node group for the operator, cert-manager, CoreDNS (x86_64).",
-    ),
-    ("systemNodeCount", "integer", 2, "Nodes in the CPU system node group."),
-    (
-        "hyperpodDependenciesChart",
-        "string",
-        "",
-        "Path to a checkout's sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart: installs AWS's "
-        "full dependencies chart (health monitoring agent, deep health checks, device plugins). "
-        "Empty = only the published NVIDIA and EFA device plugin charts.",
-    ),
-    ("tags", None, {}, "Extra AWS tags for every taggable resource (a map)."),
-)
 
 
 @dataclass(frozen=True)
@@ -169,28 +111,25 @@ class InfrastructureConfig:
 
 
 def parse(
-    reader: _Reader, *, stack: str, instance_type: str, replicas: int, gpu_count: int = 1
+    reader: Reader, *, stack: str, region: str, demand: Sequence[tuple[str, int]]
 ) -> InfrastructureConfig:
+    """`demand`: (instance type, nodes) the endpoints need; it sizes the default groups."""
     tags = _tags(reader, stack)
     existing = reader.string("clusterName")
     if existing:
-        _check_existing_name(reader, existing)
+        _check_existing_name(reader, existing, region)
         _warn_create_only_keys(reader)
         return InfrastructureConfig(ExistingCluster(existing), tags)
-    groups = _instance_groups(reader, instance_type, replicas)
-    if instances.INSTANCE_TYPE_PATTERN.match(instance_type) and groups:
-        _check_endpoint_fits(reader, groups, instance_type)
-        _warn_if_replicas_do_not_fit(reader, groups, instance_type, replicas, gpu_count)
     base = resource_base_name(stack)
     cluster = NewCluster(
         eks_cluster_name=base,
         hyperpod_cluster_name=base,
         kubernetes_version=_kubernetes_version(reader),
         network=_network(reader),
-        instance_groups=groups,
+        instance_groups=_instance_groups(reader, demand),
         system_node_instance_type=_system_node_type(reader),
         system_node_count=_system_node_count(reader),
-        dependencies_chart=reader.string("hyperpodDependenciesChart") or None,
+        dependencies_chart=_dependencies_chart(reader),
     )
     return InfrastructureConfig(cluster, tags)
 
@@ -201,77 +140,44 @@ def resource_base_name(stack: str) -> str:
     return name[:40].rstrip("-")
 
 
-def _json(reader: _Reader, name: str) -> object:
-    text = reader.raw(name).strip()
-    if not text:
-        return None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text  # a bare string from the CLI; the caller reports the wrong shape
+def node_demand(endpoints: Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
+    """Nodes per instance type for (instance type, replicas) pairs: one node per replica."""
+    nodes: dict[str, int] = {}
+    for instance_type, replicas in endpoints:
+        nodes[instance_type] = nodes.get(instance_type, 0) + max(replicas, 1)
+    return list(nodes.items())
 
 
-def _tags(reader: _Reader, stack: str) -> tuple[tuple[str, str], ...]:
+def _tags(reader: Reader, stack: str) -> tuple[tuple[str, str], ...]:
     tags = {"project": "hp", "stack": stack, "managed-by": "pulumi"}
-    raw = _json(reader, "tags")
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        reader.fail("tags", "must be a map of tag names to string values")
-        return tuple(tags.items())
+    raw = reader.mapping("tags", "tag names to string values")
+    for key, problem in aws_rules.tag_problems(raw):
+        reader.fail("tags" if key is None else f"tags.{key}", problem)
     for key, value in raw.items():
-        problem = _tag_problem(str(key), value)
-        if problem:
-            reader.fail(f"tags.{key}", problem)
-        else:
-            tags[str(key)] = str(value)
+        if isinstance(value, str | int | float):
+            tags[str(key)] = "true" if value is True else "false" if value is False else str(value)
     return tuple(sorted(tags.items()))
 
 
-def _tag_problem(key: str, value: object) -> str | None:
-    if key.lower().startswith("aws:"):
-        return "tag names starting with 'aws:' are reserved by AWS"
-    if not 1 <= len(key) <= 128:
-        return "tag names must be 1-128 characters"
-    if isinstance(value, dict | list) or value is None:
-        return "tag values must be strings"
-    if len(str(value)) > 256:
-        return "tag values must be at most 256 characters"
-    return None
-
-
-def _check_existing_name(reader: _Reader, name: str) -> None:
-    if name.startswith("arn:"):
-        if not _CLUSTER_ARN.match(name):
-            reader.fail(
-                "clusterName",
-                f"is not a HyperPod cluster ARN "
-                f"(arn:aws:sagemaker:<region>:<account>:cluster/<id>): {name!r}",
-            )
-    elif not _CLUSTER_NAME.match(name):
+def _check_existing_name(reader: Reader, name: str, region: str) -> None:
+    problem = aws_rules.cluster_reference_problem(name)
+    if problem:
+        reader.fail("clusterName", f"must be a HyperPod cluster name or ARN: {problem}")
+    elif name.startswith("arn:") and region and aws_rules.arn_region(name) != region:
         reader.fail(
             "clusterName",
-            f"must be a HyperPod cluster name (letters, digits, '-', at "
-            f"most 63) or its ARN, got {name!r}",
+            f"is a cluster in {aws_rules.arn_region(name)}, but aws:region is {region}; "
+            "use a cluster of the stack's region or change aws:region",
         )
 
 
-_CREATE_ONLY = (
-    "instanceGroups",
-    "vpcId",
-    "privateSubnetIds",
-    "publicSubnetIds",
-    "hyperpodDependenciesChart",
-)
-
-
-def _warn_create_only_keys(reader: _Reader) -> None:
-    for name in _CREATE_ONLY:
-        if _json(reader, name) not in (None, [], ""):
+def _warn_create_only_keys(reader: Reader) -> None:
+    for name in CREATE_KEYS:
+        if reader.is_set(name):
             reader.warn(name, "ignored: hp:clusterName selects an existing cluster")
 
 
-def _kubernetes_version(reader: _Reader) -> str:
+def _kubernetes_version(reader: Reader) -> str:
     version = reader.string("kubernetesVersion")
     if version not in SUPPORTED_KUBERNETES_VERSIONS:
         reader.fail(
@@ -282,7 +188,7 @@ def _kubernetes_version(reader: _Reader) -> str:
     return version
 
 
-def _system_node_type(reader: _Reader) -> str:
+def _system_node_type(reader: Reader) -> str:
     value = reader.string("systemNodeInstanceType")
     if not _EC2_INSTANCE_TYPE.match(value) or value.startswith("ml."):
         reader.fail(
@@ -290,7 +196,7 @@ def _system_node_type(reader: _Reader) -> str:
             f"must be an EC2 instance type such as m5.xlarge (not ml.*), got {value!r}",
         )
     elif re.match(r"^[a-z]+\d+g", value):
-        # The operator images are amd64-only (hyperpod.md pain point 3).
+        # The operator images are amd64-only.
         reader.fail(
             "systemNodeInstanceType",
             f"{value} is a Graviton (arm64) type; the "
@@ -299,14 +205,30 @@ def _system_node_type(reader: _Reader) -> str:
     return value
 
 
-def _system_node_count(reader: _Reader) -> int:
+def _system_node_count(reader: Reader) -> int:
     count = reader.integer("systemNodeCount")
     if count is not None and not 1 <= count <= 10:
         reader.fail("systemNodeCount", f"must be between 1 and 10, got {count}")
     return count or 1
 
 
-def _network(reader: _Reader) -> NewNetwork | ExistingNetwork:
+def _dependencies_chart(reader: Reader) -> str | None:
+    path = reader.string("hyperpodDependenciesChart")
+    if not path:
+        return None
+    chart = Path(path).expanduser()
+    if not chart.is_dir():
+        reader.fail("hyperpodDependenciesChart", f"{path!r} is not a folder")
+    elif not (chart / "Chart.yaml").is_file():
+        reader.fail(
+            "hyperpodDependenciesChart",
+            f"{path!r} has no Chart.yaml; point it at "
+            "sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart",
+        )
+    return path
+
+
+def _network(reader: Reader) -> NewNetwork | ExistingNetwork:
     vpc_id = reader.string("vpcId")
     private = _id_list(reader, "privateSubnetIds", _SUBNET_ID)
     public = _id_list(reader, "publicSubnetIds", _SUBNET_ID)
@@ -316,7 +238,7 @@ def _network(reader: _Reader) -> NewNetwork | ExistingNetwork:
 
 
 def _existing_network(
-    reader: _Reader, vpc_id: str, private: tuple[str, ...], public: tuple[str, ...]
+    reader: Reader, vpc_id: str, private: tuple[str, ...], public: tuple[str, ...]
 ) -> ExistingNetwork:
     if not _VPC_ID.match(vpc_id):
         reader.fail(
@@ -331,8 +253,8 @@ def _existing_network(
     return ExistingNetwork(vpc_id, private, public)
 
 
-def _id_list(reader: _Reader, name: str, pattern: re.Pattern[str]) -> tuple[str, ...]:
-    raw = _json(reader, name)
+def _id_list(reader: Reader, name: str, pattern: re.Pattern[str]) -> tuple[str, ...]:
+    raw = reader.structured(name)
     if raw is None:
         return ()
     if not isinstance(raw, list):
@@ -340,21 +262,19 @@ def _id_list(reader: _Reader, name: str, pattern: re.Pattern[str]) -> tuple[str,
         return ()
     bad = [item for item in raw if not isinstance(item, str) or not pattern.match(item)]
     if bad:
-        reader.fail(name, f"contains values that are not ids of the right kind: {bad}")
+        reader.fail(name, f"contains values that are not ids of the right kind: {bad[:3]}")
     return tuple(str(item) for item in raw)
 
 
-def _new_network(reader: _Reader) -> NewNetwork:
+def _new_network(reader: Reader) -> NewNetwork:
     cidr = reader.string("vpcCidr")
-    nat_per_az = reader.string("natGatewayPerAz").lower()
-    if nat_per_az not in {"true", "false"}:
-        reader.fail("natGatewayPerAz", f"must be true or false, got {nat_per_az!r}")
+    nat_per_az = reader.boolean("natGatewayPerAz")
     try:
         private, public = subnet_plan(cidr)
     except ValueError as error:
         reader.fail("vpcCidr", str(error))
         private, public = (), ()
-    return NewNetwork(cidr, private, public, nat_per_az == "true")
+    return NewNetwork(cidr, private, public, nat_per_az)
 
 
 def subnet_plan(cidr: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -363,13 +283,16 @@ def subnet_plan(cidr: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         network = ipaddress.IPv4Network(cidr)
     except ValueError:
         raise ValueError(f"must be an IPv4 CIDR block such as 10.0.0.0/16, got {cidr!r}") from None
+    if not any(network.subnet_of(block) for block in RFC1918):
+        raise ValueError(
+            f"must be inside a private RFC 1918 range (10.0.0.0/8, 172.16.0.0/12, "
+            f"192.168.0.0/16), got {cidr}"
+        )
     if not 16 <= network.prefixlen <= 18:
         raise ValueError(
             f"must be a /16 to /18 block so that each private subnet has room for "
             f"many pod IPs, got /{network.prefixlen}"
         )
-    if not network.is_private:
-        raise ValueError(f"must be a private (RFC 1918) range, got {cidr}")
     quarters = list(network.subnets(prefixlen_diff=PRIVATE_SUBNET_EXTRA_BITS))
     private = tuple(str(q) for q in quarters[:AVAILABILITY_ZONES])
     public_pool = quarters[AVAILABILITY_ZONES]
@@ -380,13 +303,24 @@ def subnet_plan(cidr: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return private, public
 
 
+def default_group_name(index: int, instance_type: str) -> str:
+    """`gpu` for the first type (the name single-endpoint stacks have always had)."""
+    if index == 0:
+        return DEFAULT_GROUP_NAME
+    return f"{DEFAULT_GROUP_NAME}-{instance_type.removeprefix('ml.').replace('.', '-')}"
+
+
 def _instance_groups(
-    reader: _Reader, instance_type: str, replicas: int
+    reader: Reader, demand: Sequence[tuple[str, int]]
 ) -> tuple[InstanceGroup, ...]:
-    raw = _json(reader, "instanceGroups")
+    raw = reader.structured("instanceGroups")
     if raw in (None, []):
-        # Default: one group of the endpoint's instance type, one node per replica.
-        return (InstanceGroup(DEFAULT_GROUP_NAME, instance_type, max(replicas, 1)),)
+        # Default: one group per instance type the endpoints use, one node per replica.
+        return tuple(
+            InstanceGroup(default_group_name(i, instance_type), instance_type, nodes)
+            for i, (instance_type, nodes) in enumerate(demand)
+            if instances.INSTANCE_TYPE_PATTERN.match(instance_type)
+        )
     if not isinstance(raw, list) or not all(isinstance(g, dict) for g in raw):
         reader.fail(
             "instanceGroups",
@@ -402,7 +336,7 @@ def _instance_groups(
     return groups
 
 
-def _instance_group(reader: _Reader, key: str, raw: dict[str, object]) -> InstanceGroup:
+def _instance_group(reader: Reader, key: str, raw: dict[str, object]) -> InstanceGroup:
     for unknown in sorted(set(raw) - _GROUP_FIELDS):
         reader.fail(
             f"{key}.{unknown}", f"is not a group field; fields: {', '.join(sorted(_GROUP_FIELDS))}"
@@ -418,7 +352,10 @@ def _instance_group(reader: _Reader, key: str, raw: dict[str, object]) -> Instan
         )
     checks = raw.get("deepHealthChecks", list(DEEP_HEALTH_CHECKS))
     if not isinstance(checks, list) or not set(map(str, checks)) <= set(DEEP_HEALTH_CHECKS):
-        reader.fail(f"{key}.deepHealthChecks", f"must be a list of {', '.join(DEEP_HEALTH_CHECKS)}")
+        reader.fail(
+            f"{key}.deepHealthChecks",
+            f"must be a list of {', '.join(DEEP_HEALTH_CHECKS)} (or [] for none)",
+        )
         checks = []
     return InstanceGroup(
         name=name,
@@ -430,43 +367,67 @@ def _instance_group(reader: _Reader, key: str, raw: dict[str, object]) -> Instan
         threads_per_core=_bounded(
             reader, f"{key}.threadsPerCore", raw.get("threadsPerCore", 1), 1, 2
         ),
-        deep_health_checks=tuple(str(c) for c in checks),
+        deep_health_checks=tuple(dict.fromkeys(str(c) for c in checks)),
     )
 
 
-def _bounded(reader: _Reader, key: str, value: object, low: int, high: int) -> int:
+def _bounded(reader: Reader, key: str, value: object, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        reader.fail(key, f"must be a whole number from {low} to {high}, got {value!r}")
+        shown = value if not isinstance(value, str) or len(value) < 40 else f"{value[:40]}..."
+        reader.fail(key, f"must be a whole number from {low} to {high}, got {shown!r}")
         return low
     return value
 
 
-def _check_endpoint_fits(
-    reader: _Reader, groups: tuple[InstanceGroup, ...], instance_type: str
+def pods_that_fit(
+    infra: InfrastructureConfig, endpoint: EndpointConfig, others: Sequence[EndpointConfig]
+) -> int | None:
+    """Pods of `endpoint` the groups of its type hold beside the `others` on them; None when
+    the groups are not this stack's (an existing cluster)."""
+    if not isinstance(infra.cluster, NewCluster):
+        return None
+    instance_type, gpus = endpoint.instance_type, max(endpoint.gpu_count, 1)
+    per_node = instances.gpu_count(instance_type) or gpus
+    nodes = sum(
+        g.instance_count for g in infra.cluster.instance_groups if g.instance_type == instance_type
+    )
+    used = sum(o.replicas * o.gpu_count for o in others if o.instance_type == instance_type)
+    return max(nodes * per_node - used, 0) // gpus
+
+
+def check_endpoint_fits(
+    reader: Reader, infra: InfrastructureConfig, endpoint: EndpointConfig
 ) -> None:
-    types = sorted({g.instance_type for g in groups})
-    if instance_type not in types:
+    if not isinstance(infra.cluster, NewCluster) or not infra.cluster.instance_groups:
+        return
+    types = sorted({g.instance_type for g in infra.cluster.instance_groups})
+    if endpoint.instance_type not in types:
         reader.fail(
             "instanceType",
-            f"{instance_type} is not the type of any instance group in "
+            f"{endpoint.instance_type} is not the type of any instance group in "
             f"hp:instanceGroups ({', '.join(types)}); the endpoint's pods could never "
             "be scheduled",
         )
 
 
-def _warn_if_replicas_do_not_fit(
-    reader: _Reader,
-    groups: tuple[InstanceGroup, ...],
-    instance_type: str,
-    replicas: int,
-    gpu_count: int,
+def warn_if_gpus_short(
+    reader: Reader, infra: InfrastructureConfig, endpoints: Sequence[EndpointConfig]
 ) -> None:
-    per_node = (instances.gpu_count(instance_type) or gpu_count) // max(gpu_count, 1)
-    nodes = sum(g.instance_count for g in groups if g.instance_type == instance_type)
-    if replicas > nodes * per_node:
-        reader.warn(
-            "replicas",
-            f"{replicas} replica(s) of {gpu_count} GPU(s) need more "
-            f"{instance_type} capacity than hp:instanceGroups has ({nodes} node(s)); "
-            "the extra pods stay Pending",
+    """The endpoints of each instance type together need more GPUs than its groups have."""
+    if not isinstance(infra.cluster, NewCluster):
+        return
+    for instance_type in sorted({e.instance_type for e in endpoints}):
+        sharing = [e for e in endpoints if e.instance_type == instance_type]
+        needed = sum(e.replicas * e.gpu_count for e in sharing)
+        per_node = instances.gpu_count(instance_type) or max(e.gpu_count for e in sharing)
+        nodes = sum(
+            g.instance_count
+            for g in infra.cluster.instance_groups
+            if g.instance_type == instance_type
         )
+        if nodes and needed > nodes * per_node:
+            reader.warn(
+                "replicas",
+                f"the endpoints on {instance_type} need {needed} GPU(s) and hp:instanceGroups "
+                f"has {nodes * per_node} ({nodes} node(s)); the extra pods stay Pending",
+            )

@@ -10,7 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from mlcc.config import StackConfig
+from mlcc.endpoint_config import EndpointConfig
 from mlcc.engines import ENV_PREFIXES, HEALTH_CHECK_PATHS, Engine, EngineRelease
+from mlcc.scaling import Autoscaling, autoscaling_spec, metrics_env, metrics_spec
 from mlcc.speculative import SpeculativeSpec, speculative_env
 
 API_VERSION = "inference.sagemaker.aws.amazon.com/v1"
@@ -42,21 +44,31 @@ class Workload:
     engine_args: tuple[tuple[str, str], ...] = ()
     hf_token_secret: str | None = None
     engine_releases: Mapping[Engine, EngineRelease] | None = None
+    autoscaling: Autoscaling | None = None
 
 
-def from_config(config: StackConfig) -> Workload:
+def from_endpoint(config: StackConfig, endpoint: EndpointConfig) -> Workload:
     return Workload(
-        endpoint_name=config.endpoint_name,
+        endpoint_name=endpoint.name,
         namespace=config.namespace,
-        model_id=config.model,
-        instance_type=config.instance_type,
-        gpu_count=config.gpu_count,
-        replicas=config.replicas,
-        engine=config.engine,
-        engine_args=config.engine_args,
-        hf_token_secret=f"{config.endpoint_name}-hf-token" if config.hf_token else None,
-        engine_releases={config.engine: config.engine_release},
+        model_id=endpoint.model,
+        instance_type=endpoint.instance_type,
+        gpu_count=endpoint.gpu_count,
+        replicas=_initial_replicas(endpoint),
+        engine=endpoint.engine,
+        engine_args=endpoint.engine_args,
+        hf_token_secret=config.hf_token_secret_name if config.hf_token else None,
+        engine_releases={endpoint.engine: endpoint.engine_release},
+        autoscaling=endpoint.autoscaling,
     )
+
+
+def _initial_replicas(endpoint: EndpointConfig) -> int:
+    """hp:replicas, or where autoscaling starts when hp:replicas is outside its range."""
+    scaling = endpoint.autoscaling
+    if scaling is None or scaling.min_replicas <= endpoint.replicas <= scaling.max_replicas:
+        return endpoint.replicas
+    return max(scaling.min_replicas, 1)
 
 
 def flag_env_name(engine: Engine, flag: str) -> str:
@@ -71,6 +83,7 @@ def engine_settings_env(workload: Workload) -> dict[str, str]:
         prefix + model_var: workload.model_id,
         prefix + "SERVED_MODEL_NAME": workload.model_id,
         prefix + tp_var: str(workload.gpu_count),
+        **metrics_env(workload.engine),
     }
     env.update({flag_env_name(workload.engine, f): v for f, v in workload.engine_args})
     return env
@@ -108,6 +121,14 @@ def endpoint_spec(
     workload: Workload, image: str, spec: SpeculativeSpec | None
 ) -> dict[str, object]:
     gpus = str(workload.gpu_count)
+    scaling: dict[str, object] = {}
+    if workload.autoscaling is not None:
+        scaling["autoScalingSpec"] = autoscaling_spec(
+            workload.autoscaling,
+            endpoint_name=workload.endpoint_name,
+            namespace=workload.namespace,
+            engine=workload.engine.value,
+        )
     return {
         "modelName": workload.endpoint_name,
         "endpointName": workload.endpoint_name,
@@ -126,6 +147,8 @@ def endpoint_spec(
             "modelVolumeMount": {"name": MODEL_VOLUME, "mountPath": MODEL_MOUNT_PATH},
             "environmentVariables": environment(workload, spec),
         },
+        "metrics": metrics_spec(workload.engine.value),
+        **scaling,
     }
 
 

@@ -1,4 +1,8 @@
-"""Running the real program (__main__.py) offline, with the dev stack's config plus overrides."""
+"""Running the program offline, with the dev stack's config plus overrides.
+
+`run_main` runs the real __main__.py (every component); `run_endpoint` runs only its endpoint
+half (config -> workload -> InferenceEndpoint), for tests that look only at the endpoint.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from mlcc import offline, stackfiles
+from mlcc import config, offline, stackfiles, workload
+from mlcc.components.endpoint import InferenceEndpoint, InferenceEndpointArgs
 
 REPO = Path(__file__).resolve().parent.parent
 IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/hp-vllm@sha256:" + "a" * 64
@@ -47,3 +52,26 @@ def run_main(
             secret_keys=[*values.secret_keys, *(secret_keys or [])],
             stack=stack,
         )
+
+
+def endpoint_program() -> None:
+    """__main__.py without the platform: the image is hp:image or IMAGE, no cluster provider."""
+    stack_config = config.from_pulumi().config
+    for endpoint in stack_config.endpoints:
+        InferenceEndpoint(
+            endpoint.resource_name,
+            InferenceEndpointArgs(
+                workload=workload.from_endpoint(stack_config, endpoint),
+                image=stack_config.image or IMAGE,
+                speculative=endpoint.speculative,
+            ),
+        )
+
+
+def run_endpoint(
+    overrides: Mapping[str, str | None] | None = None, *, stack: str = "dev"
+) -> offline.OfflineRun:
+    values = stack_values(stack, overrides)
+    return offline.run(
+        endpoint_program, config=values.values, secret_keys=values.secret_keys, stack=stack
+    )

@@ -12,13 +12,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mlcc import config
-from mlcc.config import KEYS, REQUIRED, ConfigError, parse
+from mlcc.config import ConfigError, parse
+from mlcc.schema import KEYS, pulumi_yaml
 from mlcc.engines import PINNED_VERSIONS, Engine
 from mlcc.speculative import ALGORITHMS
 
 REPO = Path(__file__).resolve().parent.parent
 IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/hp-vllm@sha256:" + "a" * 64
-BASE = {"hp:model": "meta-llama/Llama-3.1-8B-Instruct", "hp:image": IMAGE}
+REGIONS = {"aws:region": "us-east-1", "aws-native:region": "us-east-1"}
+BASE = {"hp:model": "meta-llama/Llama-3.1-8B-Instruct", "hp:image": IMAGE, **REGIONS}
 
 
 def parse_with(**overrides: str) -> config.Parsed:
@@ -32,26 +34,19 @@ def error_keys(**overrides: str) -> list[str]:
     return [p.key for p in raised.value.problems]
 
 
-def test_pulumi_yaml_declares_every_key_with_the_same_type_and_default() -> None:
-    declared = yaml.safe_load((REPO / "Pulumi.yaml").read_text())["config"]
-    assert set(declared) == {k.name for k in KEYS}
-    for key in KEYS:
-        entry = declared[key.name]
-        assert entry.get("type") == key.type, key.name
-        assert entry.get("description"), key.name
-        if key.default is REQUIRED:
-            assert "default" not in entry, key.name
-        else:
-            assert entry["default"] == key.default, key.name
+def test_pulumi_yaml_is_generated_from_the_key_table() -> None:
+    assert (REPO / "Pulumi.yaml").read_text() == pulumi_yaml(), "run `make schema`"
 
 
 def test_defaults_apply() -> None:
     cfg = parse_with().config
-    assert cfg.engine is Engine.VLLM
-    assert cfg.engine_release.version == PINNED_VERSIONS[Engine.VLLM]
-    assert (cfg.instance_type, cfg.gpu_count, cfg.replicas) == ("ml.g5.12xlarge", 4, 1)
-    assert (cfg.namespace, cfg.endpoint_name) == ("default", "hp-dev")
-    assert cfg.speculative is None and cfg.hf_token is None and cfg.engine_args == ()
+    endpoint = cfg.primary
+    assert len(cfg.endpoints) == 1
+    assert endpoint.engine is Engine.VLLM
+    assert endpoint.engine_release.version == PINNED_VERSIONS[Engine.VLLM]
+    assert (endpoint.instance_type, endpoint.gpu_count, endpoint.replicas) == ("ml.g5.12xlarge", 4, 1)
+    assert (cfg.namespace, endpoint.name, endpoint.resource_name) == ("default", "hp-dev", "endpoint")
+    assert endpoint.speculative is None and cfg.hf_token is None and endpoint.engine_args == ()
 
 
 def test_every_error_is_reported_at_once() -> None:
@@ -64,14 +59,14 @@ def test_every_error_is_reported_at_once() -> None:
         endpointName="Bad_Name",
         replicas="0",
     )
-    assert keys == [
+    assert keys == [  # in the order of the key table
         "hp:engine",
         "hp:model",
         "hp:instanceType",
         "hp:replicas",
-        "hp:endpointName",
-        "hp:speculativeNumTokens",
         "hp:speculativeModel",
+        "hp:speculativeNumTokens",
+        "hp:endpointName",
     ]
 
 
@@ -149,7 +144,7 @@ def test_unknown_key_suggests_the_right_one() -> None:
 
 def test_missing_model_is_required() -> None:
     with pytest.raises(ConfigError) as raised:
-        parse({"hp:image": IMAGE}, stack="dev")
+        parse({"hp:image": IMAGE, **REGIONS}, stack="dev")
     assert str(raised.value).startswith("hp:model: is required")
 
 
@@ -176,7 +171,8 @@ def test_warnings_are_not_errors(overrides: dict[str, str], key: str) -> None:
 
 def test_draft_model_is_dropped_for_algorithms_without_one() -> None:
     cfg = parse_with(speculativeAlgorithm="ngram", speculativeModel="org/draft").config
-    assert cfg.speculative is not None and cfg.speculative.draft_model is None
+    spec = cfg.primary.speculative
+    assert spec is not None and spec.draft_model is None
 
 
 def test_hf_token_must_be_a_secret_and_never_shows() -> None:
@@ -197,7 +193,7 @@ def test_engine_args_become_flags() -> None:
                 "hf-overrides": {"a": 1},
             }
         )
-    ).config.engine_args
+    ).config.primary.engine_args
     assert args == (
         ("enforce-eager", "true"),
         ("hf-overrides", '{"a":1}'),
@@ -208,11 +204,11 @@ def test_engine_args_become_flags() -> None:
 
 def test_gpu_count_overrides_the_instance_table() -> None:
     cfg = parse_with(instanceType="ml.g7.48xlarge", gpuCount="8").config
-    assert cfg.gpu_count == 8
+    assert cfg.primary.gpu_count == 8
 
 
 def test_from_pulumi_raises_run_error_with_every_line() -> None:
-    pulumi.runtime.set_all_config({"hp:engine": "tgi"}, [])
+    pulumi.runtime.set_all_config({"hp:engine": "tgi", **REGIONS}, [])
     with pytest.raises(pulumi.RunError) as raised:
         config.from_pulumi()
     lines = str(raised.value).splitlines()
@@ -242,7 +238,7 @@ def test_parse_either_succeeds_or_names_keys(
         assert error.problems
         assert all(p.key.startswith("hp:") and p.message for p in error.problems)
         return
-    spec = parsed.config.speculative
+    spec = parsed.config.primary.speculative
     assert (spec is None) == (algorithm == "")
 
 
@@ -252,3 +248,9 @@ def test_a_flag_of_the_other_engine_names_the_right_one() -> None:
     assert str(raised.value) == (
         "hp:engineArgs.max-model-len: is not a sglang flag; sglang calls it context-length"
     )
+
+
+def test_readme_documents_every_key() -> None:
+    readme = (REPO / "README.md").read_text()
+    missing = [key.qualified for key in KEYS if f"`{key.qualified}`" not in readme]
+    assert missing == [], "add these keys to the README's configuration reference"

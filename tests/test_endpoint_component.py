@@ -5,13 +5,17 @@ from __future__ import annotations
 import json
 
 import pulumi
-from program_runs import CR_TYPE, IMAGE, run_main
+import pytest
+from crd_schema import assert_valid_manifest
+from env_contract import DRAFT, ENGINE_SETTINGS, SPECULATIVE_ENV
+from program_runs import CR_TYPE, IMAGE, run_endpoint, run_main
 
 from mlcc import offline
 from mlcc.components.endpoint import InferenceEndpoint, InferenceEndpointArgs
+from mlcc.components.namespace import EndpointNamespace, EndpointNamespaceArgs
 from mlcc.config import Secret
 from mlcc.engines import Engine
-from mlcc.speculative import SpeculativeSpec
+from mlcc.speculative import ALGORITHMS, SpeculativeSpec
 from mlcc.workload import Workload
 
 TOKEN = "hf_thisIsTheSecretToken"
@@ -35,26 +39,38 @@ def build(
     token: Secret | None = TOKEN_SECRET,
 ) -> offline.OfflineRun:
     def program() -> None:
+        namespace = EndpointNamespace(
+            "namespace",
+            EndpointNamespaceArgs(workload.namespace, token, workload.hf_token_secret),
+        )
         InferenceEndpoint(
             "endpoint",
             InferenceEndpointArgs(
-                workload=workload, image=IMAGE, speculative=speculative, hf_token=token
+                workload=workload,
+                image=IMAGE,
+                speculative=speculative,
+                depends_on=namespace.resources,
             ),
         )
 
     return offline.run(program, config={})
 
 
-def test_registers_namespace_secret_and_config_under_the_component() -> None:
+def test_registers_namespace_and_secret_once_and_the_config_per_endpoint() -> None:
     run = build()
-    assert [(r.type, r.name) for r in run.registrations] == [
-        ("hp:index:InferenceEndpoint", "endpoint"),
-        ("kubernetes:core/v1:Namespace", "endpoint-namespace"),
-        ("kubernetes:core/v1:Secret", "endpoint-hf-token"),
-        (CR_TYPE, "endpoint"),
-    ]
-    component = run.one("hp:index:InferenceEndpoint")
-    assert all(r.parent == component.urn for r in run.registrations[1:])
+    assert sorted((r.type, r.name) for r in run.registrations) == sorted(
+        [
+            ("hp:index:EndpointNamespace", "namespace"),
+            ("kubernetes:core/v1:Namespace", "endpoint-namespace"),
+            ("kubernetes:core/v1:Secret", "endpoint-hf-token"),
+            ("hp:index:InferenceEndpoint", "endpoint"),
+            (CR_TYPE, "endpoint"),
+        ]
+    )
+    namespace = run.one("hp:index:EndpointNamespace")
+    endpoint = run.one("hp:index:InferenceEndpoint")
+    assert run.one("kubernetes:core/v1:Secret").parent == namespace.urn
+    assert run.one(CR_TYPE).parent == endpoint.urn
 
 
 def test_the_custom_resource_has_exactly_this_shape() -> None:
@@ -115,11 +131,17 @@ def test_the_custom_resource_has_exactly_this_shape() -> None:
                         "value": "meta-llama/Llama-3.1-8B-Instruct",
                     },
                     {"name": "SM_SGLANG_TP_SIZE", "value": "4"},
+                    {"name": "SM_SGLANG_ENABLE_METRICS", "value": "true"},
                     {
                         "name": "HF_TOKEN",
                         "valueFrom": {"secretKeyRef": {"name": "hp-dev-hf-token", "key": "token"}},
                     },
                 ],
+            },
+            "metrics": {
+                "enabled": True,
+                "metricsScrapeIntervalSeconds": 15,
+                "modelMetrics": {"path": "/metrics", "port": 8080},
             },
         },
     }
@@ -137,7 +159,9 @@ def test_the_token_is_secret_and_appears_nowhere_else() -> None:
 def test_the_default_namespace_is_not_managed_and_no_token_no_secret() -> None:
     workload = Workload(**{**WORKLOAD.__dict__, "namespace": "default", "hf_token_secret": None})
     run = build(workload, token=None)
-    assert [r.type for r in run.registrations] == ["hp:index:InferenceEndpoint", CR_TYPE]
+    assert sorted(r.type for r in run.registrations) == sorted(
+        ["hp:index:EndpointNamespace", "hp:index:InferenceEndpoint", CR_TYPE]
+    )
     env_names = [
         e["name"] for e in run.one(CR_TYPE).inputs["spec"]["worker"]["environmentVariables"]
     ]
@@ -148,6 +172,28 @@ def test_speculative_settings_may_arrive_as_an_output() -> None:
     run = build(speculative=pulumi.Output.from_input(SpeculativeSpec("ngram", None, 4)))
     env = run.one(CR_TYPE).inputs["spec"]["worker"]["environmentVariables"]
     assert {"name": "SM_SGLANG_SPECULATIVE_ALGORITHM", "value": "NGRAM"} in env
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+@pytest.mark.parametrize("algorithm", sorted(SPECULATIVE_ENV))
+def test_every_algorithm_and_engine_renders_a_valid_cr_with_the_contract_env(
+    algorithm: str, engine: str
+) -> None:
+    run = run_endpoint(
+        {
+            "engine": engine,
+            "speculativeAlgorithm": algorithm,
+            "speculativeModel": DRAFT if ALGORITHMS[algorithm].needs_draft else None,
+        }
+    )
+    manifest = run.one(CR_TYPE).inputs
+    assert_valid_manifest(manifest, "inferenceendpointconfigs.yaml")
+    env = {e["name"]: e["value"] for e in manifest["spec"]["worker"]["environmentVariables"]}
+    assert env == {
+        "HP_SPECULATIVE_ALGORITHM": algorithm,
+        **SPECULATIVE_ENV[algorithm],
+        **ENGINE_SETTINGS[engine],
+    }
 
 
 def test_changing_only_speculative_keys_changes_only_the_cr_spec() -> None:

@@ -1,7 +1,8 @@
-"""The InferenceEndpointConfig as data: env contract (DESIGN section 4) and the real CRD."""
+"""The InferenceEndpointConfig as data: the serve wrapper's env contract and the real CRD."""
 
 from __future__ import annotations
 
+import jsonschema
 import pytest
 from crd_schema import assert_valid_manifest, crd_schema, pruned_fields
 
@@ -66,6 +67,7 @@ def test_sglang_settings_use_sglang_names() -> None:
         "SM_SGLANG_MODEL_PATH": "meta-llama/Llama-3.1-8B-Instruct",
         "SM_SGLANG_SERVED_MODEL_NAME": "meta-llama/Llama-3.1-8B-Instruct",
         "SM_SGLANG_TP_SIZE": "4",
+        "SM_SGLANG_ENABLE_METRICS": "true",
     }
 
 
@@ -121,3 +123,25 @@ def test_the_pruning_check_catches_invented_fields() -> None:
         ".spec.modelSourceConfig.huggingfaceHub",
         ".spec.worker.gpus",
     ]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("replicas", "two", "'two' is not of type 'integer'"),
+        ("modelName", None, "'modelName' is a required property"),
+        ("invocationEndpoint", 5, "5 is not of type 'string'"),
+    ],
+)
+def test_the_schema_check_rejects_wrong_types_and_missing_fields(
+    field: str, value: object, message: str
+) -> None:
+    bad = manifest(workload(), None)
+    spec: dict[str, object] = bad["spec"]  # type: ignore[assignment]
+    if value is None:
+        del spec[field]
+    else:
+        spec[field] = value
+    with pytest.raises(jsonschema.ValidationError) as raised:
+        assert_valid_manifest(bad, "inferenceendpointconfigs.yaml")
+    assert raised.value.message == message

@@ -141,9 +141,11 @@ def instance_group_args(
             )
         ],
         threads_per_core=group.threads_per_core,
+        # AWS requires at least one item when the field is sent: [] means "omit it".
         on_start_deep_health_checks=[
             aws_native.sagemaker.ClusterDeepHealthCheckType(c) for c in group.deep_health_checks
-        ],
+        ]
+        or None,
     )
 
 

@@ -18,9 +18,9 @@ import pulumi_aws as aws
 
 from mlcc import iam_policies
 from mlcc.components.storage import private_bucket
+from mlcc.infrastructure import OPERATOR_NAMESPACE
 
 ADDON_NAME = "amazon-sagemaker-hyperpod-inference"
-OPERATOR_NAMESPACE = "hyperpod-inference-system"
 EXECUTION_ROLE_PREFIX = "SageMakerHyperPodInference"  # required by the add-on
 SERVICE_ACCOUNTS = {
     "execution": (OPERATOR_NAMESPACE, "hyperpod-inference-controller-manager"),

@@ -17,7 +17,11 @@ from mlcc.infrastructure import (
     subnet_plan,
 )
 
-BASE = {"hp:model": "meta-llama/Llama-3.1-8B-Instruct"}
+BASE = {
+    "hp:model": "meta-llama/Llama-3.1-8B-Instruct",
+    "aws:region": "us-east-1",
+    "aws-native:region": "us-east-1",
+}
 GROUP = {"name": "g5", "instanceType": "ml.g5.12xlarge", "instanceCount": 2}
 HYPERPOD_ARN = "arn:aws:sagemaker:us-east-1:123456789012:cluster/a1b2c3d4e5f6"
 

@@ -160,13 +160,15 @@ def test_framework_enum_matches_the_botocore_model() -> None:
 
 
 def test_config_imports_only_the_settings_part() -> None:
-    """`mlcc.config` must stay light: no parsing, polling, boto3 or Pulumi behind hp:optimize."""
+    """`mlcc.config` must stay light: hp:optimize brings no parsing, polling, AWS calls or
+    Pulumi resources with it."""
     import subprocess
     import sys
 
+    heavy = ("mlcc.recommendation", "mlcc.speculative_choice", "mlcc.providers", "mlcc.components")
     code = (
-        "import sys, mlcc.config; "
-        "print(sorted(m for m in sys.modules if m.startswith(('mlcc.recommendation', 'boto'))))"
+        f"HEAVY = {heavy!r}; import sys, mlcc.config; "
+        "print(sorted(m for m in sys.modules if m.startswith(HEAVY)))"
     )
     loaded = subprocess.run(
         [sys.executable, "-c", code], check=True, capture_output=True, text=True
