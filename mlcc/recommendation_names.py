@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 PROJECT = "hp"
-# AIRecommendationJobName / AIWorkloadConfigName: at most 63 alphanumerics and inner hyphens.
+# AIRecommendationJobName / AIWorkloadConfigName in the botocore model.
+NAME_PATTERN = re.compile(r"[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}")
 MAX_NAME_LENGTH = 63
 # Pulumi's own rule for stack names; every such name is also a valid tag value.
 STACK_NAME_PATTERN = re.compile(r"[A-Za-z0-9_.\-]{1,100}")
@@ -41,6 +42,16 @@ def stack_name_problem(stack: str) -> str | None:
     return (
         f"{stack!r} is not a stack name (1 to 100 letters, digits, '-', '_' or '.', as in "
         "Pulumi.<stack>.yaml)"
+    )
+
+
+def job_name_problem(name: str) -> str | None:
+    """Why `name` cannot be a recommendation job name, or None."""
+    if len(name) <= MAX_NAME_LENGTH and NAME_PATTERN.fullmatch(name):
+        return None
+    return (
+        f"{name!r} is not a recommendation job name (1 to {MAX_NAME_LENGTH} letters, digits "
+        "and inner hyphens)"
     )
 
 

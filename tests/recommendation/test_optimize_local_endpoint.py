@@ -235,3 +235,15 @@ def test_any_describe_reply_ends_cleanly(
     assert "Traceback" not in result.stderr
     if result.returncode != 0:
         assert_one_clean_line(result, 1)
+
+
+@pytest.mark.parametrize(
+    "args", [["--show", "my_job"], ["--wait", "--job=-x"], ["--apply", "a" * 64]]
+)
+def test_a_job_name_the_api_would_reject_is_never_sent(
+    endpoint: LocalSageMaker, project: Path, args: list[str]
+) -> None:
+    result = run_cli(endpoint, project, *args, "--stack", "dev")
+    line = assert_one_clean_line(result, 2)
+    assert "is not a recommendation job name" in line
+    assert endpoint.requests == []

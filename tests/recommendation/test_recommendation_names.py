@@ -156,3 +156,11 @@ def test_an_invented_field_fails_the_model_check() -> None:
     request = {**workload_config_request(JOB, settings(), "dev"), "Dataset": DATASET_S3_URI}
     with pytest.raises(ParamValidationError):
         check_request("CreateAIWorkloadConfig", request)
+
+
+@given(st.text(alphabet="aZ9-_. ", max_size=70) | st.text(max_size=5))
+def test_job_names_are_judged_like_the_model_does(name: str) -> None:
+    pattern = model_pattern("DescribeAIRecommendationJobRequest", "AIRecommendationJobName")
+    limit = model_max("DescribeAIRecommendationJobRequest", "AIRecommendationJobName")
+    valid = bool(pattern.fullmatch(name)) and len(name) <= limit
+    assert (names.job_name_problem(name) is None) is valid
