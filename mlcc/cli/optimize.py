@@ -51,7 +51,7 @@ from mlcc.optimize_settings import (
     parse_optimize_settings,
     validate_timeout,
 )
-from mlcc.recommendation_names import job_name_problem, job_names
+from mlcc.recommendation_names import job_name_problem, job_names, stack_name_problem
 from mlcc.recommendation_parsing import JobStatus
 from mlcc.recommendation_polling import JobTimedOut, wait_for_job
 from mlcc.stack_file_edit import StackEditError
@@ -127,6 +127,8 @@ def execute(args: argparse.Namespace, deps: Deps) -> int:
 
 
 def _dispatch(args: argparse.Namespace, deps: Deps) -> int:
+    if args.stack and (problem := stack_name_problem(args.stack)):
+        raise UsageError(f"--stack: {problem}")
     named = {"--show": args.show, "--job": args.job, "--apply": args.apply}
     for flag, name in named.items():
         if name and name != "top" and (problem := job_name_problem(name)):

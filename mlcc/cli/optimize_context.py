@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from mlcc.optimize_settings import DOCUMENTED_REGIONS, ENGINE_FRAMEWORKS
-from mlcc.recommendation_names import stack_name_problem
 from mlcc.recommendation_polling import Backoff
 
 if TYPE_CHECKING:
@@ -60,8 +59,6 @@ def one_line(error: Exception) -> str:
 
 
 def stack_path(deps: Deps, stack: str) -> Path:
-    if problem := stack_name_problem(stack):
-        raise UsageError(f"--stack: {problem}")
     path = deps.project_dir / f"Pulumi.{stack}.yaml"
     if not path.is_file():
         raise UsageError(f"no stack file {path.name} in {deps.project_dir}")

@@ -601,3 +601,10 @@ def test_no_region_anywhere_is_a_usage_error(env: Env, monkeypatch: pytest.Monke
     assert env.run("--show", JOB) == 2
     assert "no AWS region" in env.err.getvalue()
     assert env.regions == []
+
+
+@pytest.mark.parametrize("stack", ["../prod", "dev stack", "x" * 101])
+def test_a_stack_name_pulumi_would_refuse_is_a_usage_error(env: Env, stack: str) -> None:
+    assert env.run("--list", "--stack", stack, "--region", "us-east-1") == 2
+    assert "--stack: " in env.err.getvalue() and "is not a stack name" in env.err.getvalue()
+    assert env.regions == []
