@@ -193,12 +193,12 @@ def find_in_env(env: Mapping[str, str]) -> FoundValues:
         nested = _json_object(env.get(name, ""))
         if nested is not None:
             found = found.merged_over(find_in_map(nested))
-    speculative = {
+    speculative_vars = {
         _strip_env_prefix(name): value
         for name, value in env.items()
         if "SPECULATIVE" in name.upper() and name not in JSON_CONFIG_ENV_VARS
     }
-    return found.merged_over(find_in_map(speculative))
+    return found.merged_over(find_in_map(speculative_vars))
 
 
 def _strip_env_prefix(name: str) -> str:

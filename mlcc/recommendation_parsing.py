@@ -159,8 +159,10 @@ def job_identity(response: Mapping[str, Any]) -> tuple[str, str, str]:
 def _parse_one(job: tuple[str, str, str], item: Mapping[str, Any]) -> RecommendedSpeculation:
     details = [d for d in as_list(item.get("OptimizationDetails")) if isinstance(d, Mapping)]
     types = tuple(as_str(d.get("OptimizationType")) or "" for d in details)
-    speculative = [d for d in details if d.get("OptimizationType") == SPECULATIVE_DECODING]
-    config = string_map(speculative[0].get("OptimizationConfig")) if speculative else {}
+    speculative_details = [d for d in details if d.get("OptimizationType") == SPECULATIVE_DECODING]
+    config = (
+        string_map(speculative_details[0].get("OptimizationConfig")) if speculative_details else {}
+    )
     deployment = as_mapping(item.get("DeploymentConfiguration"))
     env = string_map(deployment.get("EnvironmentVariables"))
     found = find_in_map(config).merged_over(find_in_env(env))
@@ -179,7 +181,7 @@ def _parse_one(job: tuple[str, str, str], item: Mapping[str, Any]) -> Recommende
             if (uri := as_str(as_mapping(channel).get("Uri")))
         ),
     )
-    return _interpret(base, found, has_detail=bool(speculative))
+    return _interpret(base, found, has_detail=bool(speculative_details))
 
 
 def _interpret(
