@@ -8,6 +8,7 @@ A reply that lacks a field we need raises UnexpectedReply, never KeyError or Typ
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
 else:
     SageMakerClient = Any
 
+# ListTagsInput.ResourceArn in the botocore model.
+JOB_ARN_PATTERN = re.compile(r"arn:aws[a-z-]*:sagemaker:[a-z0-9-]*:[0-9]{12}:.+")
 NOT_FOUND_CODES = frozenset({"ResourceNotFound"})
 # Older SageMaker describe calls report a missing resource as a ValidationException; the model
 # lists ResourceNotFound for these operations, but we accept both to stay safe.
@@ -168,7 +171,19 @@ def stack_jobs(
 def job_stack(client: SageMakerClient, name: str) -> str | None:
     """The stack a job was started for (its `mlcc:stack` tag), or None."""
     response = describe_job(client, name)
-    return tagged_stack(response.get("Tags")) if response is not None else None
+    return stack_of(client, response) if response is not None else None
+
+
+def stack_of(client: SageMakerClient, described: Mapping[str, Any]) -> str | None:
+    """The `mlcc:stack` tag of a described job. A reply without a Tags member (the API may
+    leave it out) is completed by ListTags on the job's ARN."""
+    if "Tags" in described:
+        return tagged_stack(described["Tags"])
+    arn = described.get("AIRecommendationJobArn")
+    if not isinstance(arn, str) or not JOB_ARN_PATTERN.fullmatch(arn):
+        return None
+    reply = _read("ListTags", lambda: client.list_tags(ResourceArn=arn))
+    return tagged_stack(reply.get("Tags")) if isinstance(reply, Mapping) else None
 
 
 def _newest_first(

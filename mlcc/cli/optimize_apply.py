@@ -19,7 +19,6 @@ from mlcc.cli.optimize_context import (
     stack_engine,
     stack_path,
 )
-from mlcc.recommendation_names import tagged_stack
 from mlcc.recommendation_parsing import JobStatus, RecommendedSpeculation, top_recommendation
 from mlcc.stack_file_edit import set_config_keys
 
@@ -30,6 +29,8 @@ else:
 
 
 def apply_result(args: argparse.Namespace, deps: Deps) -> int:
+    from mlcc import recommendation_api as api
+
     if not args.stack:
         raise UsageError("--apply needs --stack: the stack file to write")
     path = stack_path(deps, args.stack)
@@ -43,7 +44,7 @@ def apply_result(args: argparse.Namespace, deps: Deps) -> int:
         raise Refusal(
             f"{job} is {status}" + (f": {reason}" if reason else "") + "; nothing applied"
         )
-    owner = tagged_stack(response.get("Tags"))
+    owner = api.stack_of(client, response)
     if owner != args.stack:
         started_for = f"stack {owner}" if owner else "no stack of this project"
         print(f"note: {job} was started for {started_for}", file=deps.err)

@@ -173,7 +173,9 @@ def test_apply_to_the_projects_dev_stack_changes_only_the_three_keys(env: Env) -
     detail = speculative_detail(
         {"method": "draft_model", "draft_model": "meta-llama/Llama-3.2-1B-Instruct"}
     )
-    expect_describe(env.stubber, JOB, "Completed", recommendations=[recommendation([detail])])
+    expect_describe(
+        env.stubber, JOB, "Completed", recommendations=[recommendation([detail])], stack="dev"
+    )
     assert env.run("--apply", JOB, "--stack", "dev") == 0
     after = env.stack_path.read_text()
     removed, added = changed_lines(original, after)
@@ -225,6 +227,7 @@ def test_apply_without_draft_algorithm_clears_the_model(env: Env) -> None:
         JOB,
         "Completed",
         recommendations=[recommendation([speculative_detail({"method": "ngram"})])],
+        stack="dev",
     )
     assert env.run("--apply", JOB, "--stack", "dev") == 0
     text = env.stack_path.read_text()
@@ -240,6 +243,9 @@ def test_apply_top_takes_the_newest_completed_job_tagged_with_the_stack(env: Env
     )
     describe_tagged(env, "job-of-dev-latency", "Completed", "dev-latency")  # not a prefix match
     describe_tagged(env, "untagged-job", "Completed", None)
+    env.stubber.add_response(  # Describe left Tags out: ask ListTags
+        "list_tags", {"Tags": []}, {"ResourceArn": job_arn("untagged-job")}
+    )
     env.stubber.add_response(
         "list_ai_recommendation_jobs",
         list_page([(JOB, "Completed"), ("older-dev-job", "Completed")]),
@@ -266,7 +272,11 @@ def test_apply_top_without_completed_jobs_refuses(env: Env) -> None:
 
 def test_apply_refuses_when_there_is_no_speculative_config(env: Env) -> None:
     expect_describe(
-        env.stubber, JOB, "Completed", recommendations=[recommendation([kernel_tuning_detail()])]
+        env.stubber,
+        JOB,
+        "Completed",
+        recommendations=[recommendation([kernel_tuning_detail()])],
+        stack="dev",
     )
     assert env.run("--apply", JOB, "--stack", "dev") == 1
     assert env.stack_path.read_text() == STACK_FILE
@@ -277,7 +287,9 @@ def test_apply_refuses_when_there_is_no_speculative_config(env: Env) -> None:
 
 def test_apply_refuses_a_draft_that_is_not_a_hub_id(env: Env) -> None:
     detail = speculative_detail({"method": "eagle3", "draft_model": "s3://out/job/eagle-head/"})
-    expect_describe(env.stubber, JOB, "Completed", recommendations=[recommendation([detail])])
+    expect_describe(
+        env.stubber, JOB, "Completed", recommendations=[recommendation([detail])], stack="dev"
+    )
     assert env.run("--apply", JOB, "--stack", "dev") == 1
     assert env.stack_path.read_text() == STACK_FILE
     assert "not a Hugging Face model id" in env.err.getvalue()
@@ -300,6 +312,7 @@ def test_apply_refuses_what_the_stack_engine_cannot_run(env: Env) -> None:
         JOB,
         "Completed",
         recommendations=[recommendation([speculative_detail({"method": "ngram"})])],
+        stack="dev",
     )
     assert env.run("--apply", JOB, "--stack", "dev") == 1
     assert "does not fit this stack" in env.err.getvalue()

@@ -97,8 +97,13 @@ def described(name: str, stack: str | None, recommendations: list[Any] | None = 
     return Reply(body=body)
 
 
-def tagged_jobs(endpoint: LocalSageMaker, owners: dict[str, str | None]) -> None:
-    """List every job in `owners`; describing one gives its tag (and an eagle3 result)."""
+def tagged_jobs(
+    endpoint: LocalSageMaker, owners: dict[str, str | None], listed_tags: str | None = None
+) -> None:
+    """List every job in `owners`; describing one gives its tag (and an eagle3 result). An
+    untagged job has no Tags in its description; ListTags then gives `listed_tags`."""
+    tags = [] if listed_tags is None else [{"Key": STACK_TAG, "Value": listed_tags}]
+    endpoint.on("ListTags", Reply(body={"Tags": tags}))
     endpoint.on(
         "ListAIRecommendationJobs",
         Reply(body={"AIRecommendationJobs": [summary(name) for name in owners]}),
@@ -247,3 +252,12 @@ def test_a_job_name_the_api_would_reject_is_never_sent(
     line = assert_one_clean_line(result, 2)
     assert "is not a recommendation job name" in line
     assert endpoint.requests == []
+
+
+def test_tags_missing_from_describe_are_read_with_list_tags(
+    endpoint: LocalSageMaker, project: Path
+) -> None:
+    tagged_jobs(endpoint, {"job-a": None}, listed_tags="dev")
+    result = run_cli(endpoint, project, "--list", "--stack", "dev", "--json")
+    assert [row["name"] for row in json.loads(result.stdout)] == ["job-a"]
+    assert endpoint.requests[-1] == ("ListTags", {"ResourceArn": job_arn("job-a")})
