@@ -6,7 +6,7 @@ from mlcc import config, deployment, workload
 from mlcc.bench.access import port_forward_commands
 from mlcc.components.endpoint import InferenceEndpoint, InferenceEndpointArgs
 from mlcc.components.namespace import EndpointNamespace, EndpointNamespaceArgs
-from mlcc.components.recommendation import recommendation_job, speculative_for_endpoint
+from mlcc.components.recommendation_job import recommendation_job, speculative_for_endpoint
 
 stack_config = config.from_pulumi().config
 platform = deployment.build(stack_config)

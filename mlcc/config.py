@@ -25,7 +25,7 @@ from mlcc.endpoint_config import (
 )
 from mlcc.engines import EngineRelease
 from mlcc.infrastructure import ExistingCluster, InfrastructureConfig
-from mlcc.recommendation import OptimizeSettings, parse_optimize_settings
+from mlcc.optimize_settings import OptimizeSettings, parse_optimize_settings
 from mlcc.schema import KEYS_BY_QUALIFIED, PROJECT
 from mlcc.speculative import Problem
 

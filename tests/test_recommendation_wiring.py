@@ -1,4 +1,4 @@
-"""hp:optimize in the real program: the recommendation resource and which settings win."""
+"""hp:optimize in the real program: when the job exists, and which settings win."""
 
 from __future__ import annotations
 
@@ -11,8 +11,13 @@ import pytest
 from program_runs import CR_TYPE, IMAGE, run_main
 
 from mlcc import offline
+from mlcc.components.recommendation_job import recommendation_job, speculative_for_endpoint
+from mlcc.engines import Engine, release
+from mlcc.optimize_settings import parse_optimize_settings
+from mlcc.speculative import SpeculativeSpec
 
-TYPE = "pulumi-python:dynamic/hp:SpeculativeRecommendation"
+TYPE = "pulumi-python:dynamic/hp:RecommendationJobRun"
+COMPONENT = "hp:index:RecommendationJob"
 OPTIMIZE = {
     "goal": "throughput",
     "modelS3Uri": "s3://models-bucket/llama-3.1-8b-instruct/",
@@ -34,7 +39,7 @@ def job_result() -> Iterator[dict[str, Any]]:
         "draft_model": RECOMMENDED_DRAFT,
         "num_tokens": 3,
         "reason": None,
-        "job_name": "hp-dev-speculative-0123456789",
+        "job_name": "hp-ef260e9a-dev-speculative-01234567",
     }
     offline.OUTPUTS[TYPE] = lambda _args: dict(result)
     yield result
@@ -63,9 +68,11 @@ def test_without_optimize_or_keys_the_source_is_none() -> None:
     assert "SM_VLLM_SPECULATIVE_CONFIG" not in env_of(run)
 
 
-def test_optimize_creates_one_recommendation_with_the_settings(job_result: Any) -> None:
-    run = with_optimize()
-    inputs = run.one(TYPE).inputs
+def test_optimize_creates_one_job_with_the_settings(job_result: Any) -> None:
+    run = with_optimize(**NO_EXPLICIT)
+    job = run.one(TYPE)
+    assert job.parent == run.one(COMPONENT).urn
+    inputs = job.inputs
     assert {k: inputs[k] for k in ("goal", "model_s3_uri", "dataset", "engine")} == {
         "goal": "throughput",
         "model_s3_uri": OPTIMIZE["modelS3Uri"],
@@ -74,11 +81,13 @@ def test_optimize_creates_one_recommendation_with_the_settings(job_result: Any) 
     }
     assert inputs["instance_types"] == ["ml.g6e.2xlarge"]
     assert inputs["timeout_minutes"] == 120
-    assert inputs["name_prefix"] == "hp-dev-speculative"
+    assert inputs["stack"] == "dev"
+    assert run.outputs["speculativeRecommendationJob"] == job_result["job_name"]
 
 
-def test_explicit_keys_win_over_the_recommendation(job_result: Any) -> None:
+def test_explicit_keys_make_the_job_needless(job_result: Any) -> None:
     run = with_optimize()
+    assert run.of_type(TYPE) == [] and run.of_type(COMPONENT) == []
     assert run.outputs["speculativeSource"] == "explicit"
     config = json.loads(env_of(run)["SM_VLLM_SPECULATIVE_CONFIG"])
     assert config["model"] == "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"  # Pulumi.dev.yaml's draft
@@ -118,3 +127,43 @@ def test_bad_optimize_settings_fail_before_anything_is_created() -> None:
     message = str(raised.value)
     assert "hp:optimize.dataset: 'hf://anon/ShareGPT' is a Hugging Face reference" in message
     assert "hp:optimize.instanceTypes: not accepted by the recommendation API" in message
+
+
+# -- the wiring API, as a program with several endpoints would use it ------------------------------
+
+SETTINGS = parse_optimize_settings(OPTIMIZE)[0]
+VLLM_RELEASE = release(Engine.VLLM, None)
+
+
+def wiring_program(needed: bool, explicit: SpeculativeSpec | None) -> Any:
+    def program() -> None:
+        job = recommendation_job("dev", SETTINGS, Engine.VLLM, needed=needed)
+        for name, keys in (("explicit", explicit), ("open", None)):
+            wiring = speculative_for_endpoint(job, keys, Engine.VLLM, VLLM_RELEASE)
+            pulumi.export(f"{name}Source", wiring.source)
+            pulumi.export(f"{name}Algorithm", wiring.spec.apply(lambda s: s and s.algorithm))
+
+    return program
+
+
+def test_one_job_serves_every_endpoint_without_its_own_keys(job_result: Any) -> None:
+    run = offline.run(wiring_program(True, SpeculativeSpec("ngram", None, 3)), config={})
+    assert len(run.of_type(COMPONENT)) == 1
+    assert run.outputs["explicitSource"] == "explicit"
+    assert run.outputs["explicitAlgorithm"] == "ngram"
+    assert run.outputs["openSource"] == "recommendation"
+    assert run.outputs["openAlgorithm"] == "eagle3"
+
+
+def test_no_job_when_no_endpoint_needs_one() -> None:
+    run = offline.run(wiring_program(False, SpeculativeSpec("ngram", None, 3)), config={})
+    assert run.of_type(COMPONENT) == [] and run.of_type(TYPE) == []
+    assert run.outputs["explicitSource"] == "explicit"
+    assert run.outputs["openSource"] == "none"
+
+
+def test_no_job_without_optimize_settings() -> None:
+    def program() -> None:
+        assert recommendation_job("dev", None, Engine.VLLM, needed=True) is None
+
+    assert offline.run(program, config={}).registrations == []

@@ -6,67 +6,63 @@
     mlcc optimize --show JOB                                                 its recommendations
     mlcc optimize --apply top|JOB --stack dev                                write hp:speculative*
 
-Settings come from the stack's `hp:optimize` object; flags override them. `--apply top` takes
-the newest completed job of the stack. Progress goes to stderr, results to stdout.
-Exit codes: 0 ok, 1 a refusal or finding (bad settings, failed job, nothing usable to apply),
-2 a usage error, 130 interrupted (the job keeps running).
+Settings come from the stack's `hp:optimize` object; flags override them. Jobs carry their
+stack in the tag `mlcc:stack`; `--list --stack` and `--apply top` match that tag exactly.
+`--apply top` takes the newest completed job of the stack. Progress goes to stderr, results to
+stdout. AWS_ENDPOINT_URL_SAGEMAKER (or AWS_ENDPOINT_URL) points the calls at another endpoint.
+Exit codes: 0 ok (also when stdout is closed early, as by `| head`), 1 a refusal or finding
+(bad settings, failed job, nothing usable to apply, an AWS error or unexpected reply), 2 a
+usage error, 130 interrupted (a started job keeps running).
 """
 
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import sys
-import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from pathlib import Path
+from collections.abc import Mapping
+from itertools import islice
 from typing import TYPE_CHECKING, Any, TextIO
 
-from mlcc import recommendation as rec
+from mlcc.cli.optimize_apply import apply_result
+from mlcc.cli.optimize_context import (
+    INTERRUPTED,
+    OK,
+    REFUSED,
+    USAGE,
+    Deps,
+    Refusal,
+    UsageError,
+    boto3_client,
+    config_value,
+    describe_or_refuse,
+    one_line,
+    sagemaker_client,
+    stack_config,
+    stack_engine,
+)
+from mlcc.cli.optimize_output import print_job_list, print_job_report
+from mlcc.optimize_settings import (
+    DEFAULT_TIMEOUT_MINUTES,
+    Goal,
+    OptimizeSettings,
+    framework_for_engine,
+    parse_optimize_settings,
+    validate_timeout,
+)
+from mlcc.recommendation_names import job_name_problem, job_names, stack_name_problem
+from mlcc.recommendation_parsing import JobStatus
+from mlcc.recommendation_polling import JobTimedOut, wait_for_job
+from mlcc.stack_file_edit import StackEditError
 
 if TYPE_CHECKING:
     from mypy_boto3_sagemaker.client import SageMakerClient
 else:
     SageMakerClient = Any
 
-PROJECT = "hp"
-SPECULATIVE_KEYS = ("speculativeAlgorithm", "speculativeModel", "speculativeNumTokens")
-# Job name stems this project uses: `hp-<stack>-<goal>` (CLI) and `hp-<stack>-speculative`
-# (the stack's SpeculativeRecommendation resource).
-JOB_KINDS = (*(g.value for g in rec.Goal), "speculative")
-INTERRUPTED = 130
 
-
-class UsageError(Exception):
-    """Wrong flags or missing files: exit code 2."""
-
-
-class Refusal(Exception):
-    """A finding that stops the command: exit code 1."""
-
-
-@dataclass
-class Deps:
-    """What the command touches outside itself; tests replace these."""
-
-    client_factory: Callable[[str | None], SageMakerClient]
-    clock: Callable[[], float] = time.monotonic
-    sleep: Callable[[float], None] = time.sleep
-    now: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
-    project_dir: Path = field(default_factory=Path.cwd)
-    backoff: rec.Backoff = field(default_factory=rec.Backoff)
-    out: TextIO = field(default_factory=lambda: sys.stdout)
-    err: TextIO = field(default_factory=lambda: sys.stderr)
-
-
-def _boto3_client(region: str | None) -> SageMakerClient:
-    import boto3
-
-    return boto3.client("sagemaker", region_name=region)
+LIST_LIMIT = 50  # --list shows the newest jobs
 
 
 def register(subparsers: Any) -> None:
@@ -82,7 +78,7 @@ def register(subparsers: Any) -> None:
     mode.add_argument("--apply", metavar="top|JOB", help="write a job's result into the stack")
     mode.add_argument("--job", metavar="JOB", help="with --wait: wait for an existing job")
     parser.add_argument("--stack", help="stack name (Pulumi.<stack>.yaml)")
-    parser.add_argument("--goal", choices=[g.value for g in rec.Goal])
+    parser.add_argument("--goal", choices=[g.value for g in Goal])
     parser.add_argument("--dataset", help="s3:// or https:// URI of the workload dataset")
     parser.add_argument("--model-s3-uri", help="s3:// prefix of the model checkpoint")
     parser.add_argument("--role-arn", help="IAM role the job runs as")
@@ -97,92 +93,64 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return execute(args, Deps(client_factory=_boto3_client))
+    try:
+        code = execute(args, Deps(client_factory=boto3_client))
+        sys.stdout.flush()  # a closed pipe shows here, where it can still be handled
+        return code
+    except BrokenPipeError:
+        # The reader went away (`| head`): drop what is left and end quietly.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return OK
 
 
 def execute(args: argparse.Namespace, deps: Deps) -> int:
     from botocore.exceptions import BotoCoreError, ClientError
+    from botocore.parsers import ResponseParserError
+
+    from mlcc import recommendation_api as api
 
     try:
         return _dispatch(args, deps)
     except UsageError as error:
         print(f"mlcc optimize: error: {error}", file=deps.err)
-        return 2
-    except Refusal as error:
+        return USAGE
+    except (Refusal, api.UnexpectedReply, StackEditError) as error:
         print(f"mlcc optimize: {error}", file=deps.err)
-        return 1
-    except (ClientError, BotoCoreError) as error:
-        print(f"mlcc optimize: AWS error: {error}", file=deps.err)
-        return 1
+        return REFUSED
+    except (ClientError, BotoCoreError, ResponseParserError) as error:
+        print(f"mlcc optimize: AWS error: {one_line(error)}", file=deps.err)
+        return REFUSED
+    except KeyboardInterrupt:
+        print("\nmlcc optimize: interrupted", file=deps.err)
+        return INTERRUPTED
 
 
 def _dispatch(args: argparse.Namespace, deps: Deps) -> int:
+    if args.stack and (problem := stack_name_problem(args.stack)):
+        raise UsageError(f"--stack: {problem}")
+    named = {"--show": args.show, "--job": args.job, "--apply": args.apply}
+    for flag, name in named.items():
+        if name and name != "top" and (problem := job_name_problem(name)):
+            raise UsageError(f"{flag}: {problem}")
     if args.list:
         return _list(args, deps)
     if args.show:
         return _show(args, deps)
     if args.apply:
-        return _apply(args, deps)
+        return apply_result(args, deps)
     if args.job:
-        return _wait_and_show(_client(args, deps), args.job, _wait_minutes(args, deps), deps)
+        return _wait_and_show(
+            sagemaker_client(args, deps), args.job, _wait_minutes(args, deps), deps
+        )
     return _start(args, deps)
-
-
-# -- stack file --------------------------------------------------------------------------------
-
-
-def _stack_path(deps: Deps, stack: str) -> Path:
-    path = deps.project_dir / f"Pulumi.{stack}.yaml"
-    if not path.is_file():
-        raise UsageError(f"no stack file {path.name} in {deps.project_dir}")
-    return path
-
-
-def _stack_config(deps: Deps, stack: str) -> Mapping[str, Any]:
-    from ruamel.yaml import YAML
-
-    document = YAML(typ="safe").load(_stack_path(deps, stack).read_text()) or {}
-    config = document.get("config") or {}
-    if not isinstance(config, Mapping):
-        raise UsageError(f"Pulumi.{stack}.yaml: 'config' must be a map")
-    return config
-
-
-def _config_value(config: Mapping[str, Any], key: str) -> Any:
-    """A project key written namespaced (hp:key) or bare (key), as Pulumi accepts both."""
-    return config.get(f"{PROJECT}:{key}", config.get(key))
-
-
-def _region(args: argparse.Namespace, deps: Deps) -> str | None:
-    if args.region:
-        return str(args.region)
-    if args.stack:
-        region = _stack_config(deps, args.stack).get("aws:region")
-        if region:
-            return str(region)
-    return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-
-
-def _client(args: argparse.Namespace, deps: Deps) -> SageMakerClient:
-    region = _region(args, deps)
-    if not region:
-        raise UsageError(
-            "no AWS region: pass --region, use --stack with aws:region set, or set AWS_REGION"
-        )
-    if region not in rec.DOCUMENTED_REGIONS:
-        print(
-            f"note: {region} is not among the regions the dev guide lists for recommendation "
-            f"jobs ({', '.join(sorted(rec.DOCUMENTED_REGIONS))})",
-            file=deps.err,
-        )
-    return deps.client_factory(region)
 
 
 # -- start / wait --------------------------------------------------------------------------------
 
 
-def _settings(args: argparse.Namespace, config: Mapping[str, Any]) -> rec.OptimizeSettings:
-    stored = _config_value(config, "optimize") or {}
+def _settings(args: argparse.Namespace, config: Mapping[str, Any]) -> OptimizeSettings:
+    stored = config_value(config, "optimize") or {}
     if not isinstance(stored, Mapping):
         raise Refusal("hp:optimize: must be an object (goal, modelS3Uri, roleArn, ...)")
     flags = {
@@ -196,34 +164,27 @@ def _settings(args: argparse.Namespace, config: Mapping[str, Any]) -> rec.Optimi
     raw = {**stored, **{k: v for k, v in flags.items() if v is not None}}
     if "goal" not in raw:
         raise UsageError("give --goal latency|throughput|cost or set hp:optimize.goal")
-    settings, errors = rec.parse_optimize_settings(raw)
+    settings, errors = parse_optimize_settings(raw)
     if errors or settings is None:
         raise Refusal("invalid settings:\n" + "\n".join(e.render() for e in errors))
     return settings
 
 
-def _engine(config: Mapping[str, Any]) -> str:
-    engine = str(_config_value(config, "engine") or "vllm").lower()
-    if engine not in rec.ENGINE_FRAMEWORKS:
-        raise Refusal(f"hp:engine: {engine!r} is not vllm or sglang")
-    return engine
-
-
 def _start(args: argparse.Namespace, deps: Deps) -> int:
-    from mlcc import recommendation_jobs as jobs
+    from mlcc import recommendation_api as api
 
     if not args.stack:
         raise UsageError("--stack is required to start a job (or use --list/--show/--job)")
-    config = _stack_config(deps, args.stack)
+    config = stack_config(deps, args.stack)
     settings = _settings(args, config)
-    engine = _engine(config)
-    _, note = rec.framework_for_engine(engine)
+    engine = stack_engine(config)
+    _, note = framework_for_engine(engine)
     if note:
         print(f"note: {note}", file=deps.err)
     salt = f"{deps.now().isoformat()}|{json.dumps(settings.to_mapping(), sort_keys=True)}"
-    names = jobs.JobNames.derive(f"{PROJECT}-{args.stack}-{settings.goal.value}", salt)
-    client = _client(args, deps)
-    jobs.start_job(client, names, settings, engine)
+    names = job_names(args.stack, settings.goal.value, salt)
+    client = sagemaker_client(args, deps)
+    api.start_job(client, names, settings, engine, args.stack)
     print(f"started {names.job} (goal {settings.goal.value} -> {settings.metric})", file=deps.out)
     _print_hints(names.job, args.stack, deps.err)
     if not args.wait:
@@ -233,17 +194,17 @@ def _start(args: argparse.Namespace, deps: Deps) -> int:
 
 def _wait_minutes(args: argparse.Namespace, deps: Deps) -> int:
     if args.timeout_minutes is not None:
-        minutes, problem = rec.validate_timeout(args.timeout_minutes)
+        minutes, problem = validate_timeout(args.timeout_minutes)
         if minutes is None:
             raise UsageError(f"--timeout-minutes: {problem}")
         return minutes
     if args.stack:
-        stored = _config_value(_stack_config(deps, args.stack), "optimize")
+        stored = config_value(stack_config(deps, args.stack), "optimize")
         if isinstance(stored, Mapping):
-            minutes, _ = rec.validate_timeout(stored.get("timeoutMinutes"))
+            minutes, _ = validate_timeout(stored.get("timeoutMinutes"))
             if minutes:
                 return minutes
-    return rec.DEFAULT_TIMEOUT_MINUTES
+    return DEFAULT_TIMEOUT_MINUTES
 
 
 def _print_hints(job: str, stack: str | None, err: TextIO) -> None:
@@ -254,16 +215,16 @@ def _print_hints(job: str, stack: str | None, err: TextIO) -> None:
 
 
 def _wait_and_show(client: SageMakerClient, job: str, minutes: int, deps: Deps) -> int:
-    from mlcc import recommendation_jobs as jobs
+    from mlcc import recommendation_api as api
 
     try:
-        response = rec.wait_for_job(
+        response = wait_for_job(
             job,
-            lambda: _describe(client, job),
+            lambda: describe_or_refuse(client, job),
             timeout_seconds=minutes * 60,
             clock=deps.clock,
             sleep=deps.sleep,
-            stop=lambda: jobs.stop_job(client, job),
+            stop=lambda: api.stop_job(client, job),
             backoff=deps.backoff,
             on_progress=lambda progress: print(progress.render(), file=deps.err, flush=True),
         )
@@ -271,240 +232,31 @@ def _wait_and_show(client: SageMakerClient, job: str, minutes: int, deps: Deps) 
         print(f"\ninterrupted: {job} keeps running on SageMaker.", file=deps.err)
         _print_hints(job, None, deps.err)
         return INTERRUPTED
-    except rec.JobTimedOut as error:
+    except JobTimedOut as error:
         raise Refusal(str(error)) from None
     return _report(response, deps, as_json=False)
-
-
-def _describe(client: SageMakerClient, job: str) -> Mapping[str, Any]:
-    from mlcc import recommendation_jobs as jobs
-
-    response = jobs.describe_job(client, job)
-    if response is None:
-        raise Refusal(f"no recommendation job named {job} in this region")
-    return response
 
 
 # -- list / show ---------------------------------------------------------------------------------
 
 
 def _list(args: argparse.Namespace, deps: Deps) -> int:
-    from mlcc import recommendation_jobs as jobs
+    from mlcc import recommendation_api as api
 
-    prefix = _stack_prefix(args.stack) if args.stack else None
-    found = jobs.list_jobs(_client(args, deps), name_contains=prefix)
-    if prefix:
-        found = [job for job in found if _belongs_to_stack(job.name, prefix)]
-    if args.json:
-        rows = [
-            {"name": j.name, "status": j.status, "created": _iso(j.created), "ended": _iso(j.ended)}
-            for j in found
-        ]
-        print(json.dumps(rows, indent=2), file=deps.out)
-        return 0
-    if not found:
-        print("no recommendation jobs", file=deps.out)
-        return 0
-    width = max(len(job.name) for job in found)
-    print(f"{'JOB':<{width}}  {'STATUS':<10}  CREATED", file=deps.out)
-    for job in found:
-        print(f"{job.name:<{width}}  {job.status:<10}  {_iso(job.created)}", file=deps.out)
-    return 0
+    client = sagemaker_client(args, deps)
+    if args.stack:
+        found = list(islice(api.stack_jobs(client, args.stack), LIST_LIMIT))
+    else:
+        found = api.list_jobs(client, limit=LIST_LIMIT)
+    print_job_list(found, deps.out, as_json=args.json)
+    return OK
 
 
 def _show(args: argparse.Namespace, deps: Deps) -> int:
-    response = _describe(_client(args, deps), args.show)
+    response = describe_or_refuse(sagemaker_client(args, deps), args.show)
     return _report(response, deps, as_json=args.json)
 
 
 def _report(response: Mapping[str, Any], deps: Deps, *, as_json: bool) -> int:
-    name = str(response.get("AIRecommendationJobName", ""))
-    status = str(response.get("AIRecommendationJobStatus", ""))
-    recommendations = (
-        rec.parse_recommendations(response) if status == rec.JobStatus.COMPLETED else []
-    )
-    if as_json:
-        document = {
-            "job": name,
-            "status": status,
-            "failureReason": response.get("FailureReason"),
-            "recommendations": [r.outputs() for r in recommendations],
-        }
-        print(json.dumps(document, indent=2), file=deps.out)
-    else:
-        _print_report(name, status, response.get("FailureReason"), recommendations, deps.out)
-    return 1 if status in (rec.JobStatus.FAILED, rec.JobStatus.STOPPED) else 0
-
-
-def _print_report(
-    name: str,
-    status: str,
-    failure: Any,
-    recommendations: list[rec.SpeculativeRecommendation],
-    out: TextIO,
-) -> None:
-    print(f"{name}: {status}" + (f": {failure}" if failure else ""), file=out)
-    if status in (rec.JobStatus.IN_PROGRESS, rec.JobStatus.STOPPING):
-        print(f"  not finished; wait with: mlcc optimize --wait --job {name}", file=out)
-    if status == rec.JobStatus.COMPLETED and not recommendations:
-        print("  the job returned no recommendations", file=out)
-    for index, item in enumerate(recommendations, start=1):
-        _print_recommendation(index, item, out)
-
-
-def _print_recommendation(index: int, item: rec.SpeculativeRecommendation, out: TextIO) -> None:
-    top = " (top)" if index == 1 else ""
-    print(f"\nrecommendation {index}{top}: {item.description or '(no description)'}", file=out)
-    if item.instance_type:
-        print(f"  instance:       {item.instance_type}", file=out)
-    if item.expected_performance:
-        performance = "; ".join(m.render() for m in item.expected_performance)
-        print(f"  expected:       {performance}", file=out)
-    print(f"  optimizations:  {', '.join(item.optimization_types) or 'none'}", file=out)
-    print(f"  speculative:    {item.summary()}", file=out)
-    if item.optimization_config:
-        print(f"  raw config:     {json.dumps(dict(item.optimization_config))}", file=out)
-    for note in item.notes:
-        print(f"  note:           {note}", file=out)
-    if item.model_package_arn:
-        print(f"  model package:  {item.model_package_arn}", file=out)
-
-
-def _iso(value: datetime | None) -> str:
-    return value.isoformat() if value else ""
-
-
-def _stack_prefix(stack: str) -> str:
-    # The same cleaning build_name applies, so the prefix matches the names we create.
-    return rec.build_name(f"{PROJECT}-{stack}", "").rsplit("-", 1)[0]
-
-
-def _belongs_to_stack(job: str, prefix: str) -> bool:
-    rest = job.removeprefix(prefix + "-")
-    return rest != job and any(rest.startswith(kind + "-") for kind in JOB_KINDS)
-
-
-# -- apply ---------------------------------------------------------------------------------------
-
-
-def _apply(args: argparse.Namespace, deps: Deps) -> int:
-    if not args.stack:
-        raise UsageError("--apply needs --stack: the stack file to write")
-    path = _stack_path(deps, args.stack)
-    config = _stack_config(deps, args.stack)
-    client = _client(args, deps)
-    job = _newest_completed_job(client, args.stack) if args.apply == "top" else args.apply
-    response = _describe(client, job)
-    status = response.get("AIRecommendationJobStatus")
-    if status != rec.JobStatus.COMPLETED:
-        reason = response.get("FailureReason")
-        raise Refusal(
-            f"{job} is {status}" + (f": {reason}" if reason else "") + "; nothing applied"
-        )
-    top = rec.top_recommendation(response)
-    if not top.usable:
-        raise Refusal(f"{job}: {top.reason}; {path.name} left unchanged")
-    values = _speculative_values(top, config)
-    changes = write_stack_keys(path, values)
-    print(f"applied the top recommendation of {job} to {path.name}:", file=deps.out)
-    for line in changes:
-        print(f"  {line}", file=deps.out)
-    for note in top.notes:
-        print(f"  note: {note}", file=deps.out)
-    print(
-        "explicit hp:speculative* keys win over hp:optimize; check with `mlcc plan`", file=deps.out
-    )
-    return 0
-
-
-def _newest_completed_job(client: SageMakerClient, stack: str) -> str:
-    from mlcc import recommendation_jobs as jobs
-
-    prefix = _stack_prefix(stack)
-    for job in jobs.list_jobs(client, name_contains=prefix, limit=100):
-        if job.status == rec.JobStatus.COMPLETED and _belongs_to_stack(job.name, prefix):
-            return job.name
-    raise Refusal(
-        f"no completed recommendation job for stack {stack}; start one with "
-        f"`mlcc optimize --stack {stack} --goal latency --wait`"
-    )
-
-
-def _speculative_values(
-    top: rec.SpeculativeRecommendation, config: Mapping[str, Any]
-) -> dict[str, str | int]:
-    """The three keys to write, after checking them against the stack's engine."""
-    from mlcc import speculative
-    from mlcc.engines import Engine, known_versions, release
-
-    assert top.algorithm is not None  # usable
-    engine = Engine(_engine(config))
-    version = str(_config_value(config, "engineVersion") or "") or None
-    if version and version not in known_versions(engine):
-        version = None  # the stack check reports it; judge against the pinned release here
-    num_tokens = top.num_tokens or speculative.DEFAULT_NUM_TOKENS
-    spec = speculative.SpeculativeSpec(top.algorithm, top.draft_model, num_tokens)
-    problems = speculative.check(spec, engine, release(engine, version)).errors
-    if problems:
-        raise Refusal(
-            "the recommendation does not fit this stack:\n" + "\n".join(str(p) for p in problems)
-        )
-    return {
-        "speculativeAlgorithm": top.algorithm,
-        # Empty means "no draft" (the project default) for algorithms that take none.
-        "speculativeModel": top.draft_model or "",
-        "speculativeNumTokens": num_tokens,
-    }
-
-
-def write_stack_keys(path: Path, values: Mapping[str, str | int]) -> list[str]:
-    """Set hp:<key> in the stack file, keeping every other byte (comments, order, quotes)."""
-    text = path.read_text()
-    new_text, changes = update_stack_text(text, values)
-    if new_text != text:
-        path.write_text(new_text)
-    return changes
-
-
-def update_stack_text(text: str, values: Mapping[str, str | int]) -> tuple[str, list[str]]:
-    """Round-trip `text` with ruamel, setting each key in `config:`; returns (text, changes)."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.comments import CommentedMap
-    from ruamel.yaml.util import load_yaml_guess_indent
-
-    # ruamel guesses the block-sequence layout; the mapping indent we read off the key lines.
-    _, sequence_indent, sequence_dash = load_yaml_guess_indent(text)
-    mapping_indent = _mapping_indent(text)
-    yaml = YAML()
-    yaml.preserve_quotes = True
-    yaml.width = 4096
-    if sequence_dash is None:
-        yaml.indent(mapping=mapping_indent, sequence=mapping_indent + 2, offset=mapping_indent)
-    else:
-        yaml.indent(mapping=mapping_indent, sequence=sequence_indent, offset=sequence_dash)
-    document = yaml.load(text) or CommentedMap()
-    config = document.get("config")
-    if config is None:
-        config = document["config"] = CommentedMap()
-    changes = []
-    for key, value in values.items():
-        target = key if key in config and f"{PROJECT}:{key}" not in config else f"{PROJECT}:{key}"
-        old = config.get(target)
-        if old != value:
-            config[target] = value
-            changes.append(f"{PROJECT}:{key}: {value!r} (was {old!r})")
-        else:
-            changes.append(f"{PROJECT}:{key}: {value!r} (unchanged)")
-    buffer = io.StringIO()
-    yaml.dump(document, buffer)
-    return buffer.getvalue(), changes
-
-
-def _mapping_indent(text: str) -> int:
-    """The smallest indentation of a nested mapping key (2 when there is none)."""
-    indents = [
-        len(line) - len(line.lstrip(" "))
-        for line in text.splitlines()
-        if line.startswith(" ") and line.strip() and line.lstrip()[0] not in "#-"
-    ]
-    return min(indents, default=2)
+    status = print_job_report(response, deps.out, as_json=as_json)
+    return REFUSED if status in (JobStatus.FAILED, JobStatus.STOPPED) else OK

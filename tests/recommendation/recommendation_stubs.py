@@ -13,7 +13,9 @@ from typing import Any
 import boto3
 from botocore.stub import Stubber
 
-from mlcc import recommendation as rec
+from mlcc.optimize_settings import OptimizeSettings, parse_optimize_settings
+from mlcc.recommendation_names import JobNames, stack_tags
+from mlcc.recommendation_requests import recommendation_job_request, workload_config_request
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"
@@ -33,7 +35,7 @@ def sagemaker_client() -> Any:
     )
 
 
-def settings(**overrides: Any) -> rec.OptimizeSettings:
+def settings(**overrides: Any) -> OptimizeSettings:
     raw: dict[str, Any] = {
         "goal": "latency",
         "modelS3Uri": MODEL_S3_URI,
@@ -43,7 +45,7 @@ def settings(**overrides: Any) -> rec.OptimizeSettings:
         "timeoutMinutes": 60,
     }
     raw.update(overrides)
-    parsed, errors = rec.parse_optimize_settings({k: v for k, v in raw.items() if v is not None})
+    parsed, errors = parse_optimize_settings({k: v for k, v in raw.items() if v is not None})
     assert not errors, errors
     assert parsed is not None
     return parsed
@@ -112,6 +114,7 @@ def describe_response(
     status: str,
     recommendations: list[dict[str, Any]] | None = None,
     failure_reason: str | None = None,
+    stack: str | None = None,
 ) -> dict[str, Any]:
     response: dict[str, Any] = {
         "AIRecommendationJobName": name,
@@ -127,6 +130,8 @@ def describe_response(
         response["Recommendations"] = recommendations
     if failure_reason is not None:
         response["FailureReason"] = failure_reason
+    if stack is not None:
+        response["Tags"] = stack_tags(stack)
     return response
 
 
@@ -149,17 +154,21 @@ def expect_describe_missing(stubber: Stubber, name: str) -> None:
 
 
 def expect_start(
-    stubber: Stubber, name: str, job_settings: rec.OptimizeSettings, engine: str = "vllm"
+    stubber: Stubber,
+    names: JobNames,
+    job_settings: OptimizeSettings,
+    stack: str,
+    engine: str = "vllm",
 ) -> None:
     stubber.add_response(
         "create_ai_workload_config",
-        {"AIWorkloadConfigArn": workload_arn(name)},
-        rec.workload_config_request(name, job_settings),
+        {"AIWorkloadConfigArn": workload_arn(names.workload_config)},
+        workload_config_request(names, job_settings, stack),
     )
     stubber.add_response(
         "create_ai_recommendation_job",
-        {"AIRecommendationJobArn": job_arn(name)},
-        rec.recommendation_job_request(name, name, job_settings, engine),
+        {"AIRecommendationJobArn": job_arn(names.job)},
+        recommendation_job_request(names, job_settings, engine, stack),
     )
 
 

@@ -30,8 +30,9 @@ from recommendation_stubs import (
     workload_arn,
 )
 
-from mlcc.cli import build_parser
+from mlcc.cli import build_parser, optimize_context
 from mlcc.cli import optimize as cli
+from mlcc.recommendation_names import stack_name_filter
 
 JOB = "hp-dev-latency-0123456789"
 
@@ -103,8 +104,14 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Env]:
         e.stubber.assert_no_pending_responses()
 
 
-def describe_eagle3(env: Env, name: str = JOB) -> None:
-    expect_describe(env.stubber, name, "Completed", recommendations=[eagle3_recommendation()])
+def describe_eagle3(env: Env, name: str = JOB, stack: str | None = "dev") -> None:
+    expect_describe(
+        env.stubber, name, "Completed", recommendations=[eagle3_recommendation()], stack=stack
+    )
+
+
+def describe_tagged(env: Env, name: str, status: str, stack: str | None) -> None:
+    expect_describe(env.stubber, name, status, stack=stack)
 
 
 def list_page(names_status: list[tuple[str, str]], token: str | None = None) -> dict[str, Any]:
@@ -124,7 +131,12 @@ def list_page(names_status: list[tuple[str, str]], token: str | None = None) -> 
     return page
 
 
-LIST_QUERY = {"SortBy": "CreationTime", "SortOrder": "Descending", "NameContains": "hp-dev"}
+LIST_QUERY = {
+    "SortBy": "CreationTime",
+    "SortOrder": "Descending",
+    "NameContains": stack_name_filter("dev"),
+}
+COMPLETED_QUERY = {**LIST_QUERY, "StatusEquals": "Completed"}
 
 
 def changed_lines(before: str, after: str) -> tuple[list[str], list[str]]:
@@ -161,7 +173,9 @@ def test_apply_to_the_projects_dev_stack_changes_only_the_three_keys(env: Env) -
     detail = speculative_detail(
         {"method": "draft_model", "draft_model": "meta-llama/Llama-3.2-1B-Instruct"}
     )
-    expect_describe(env.stubber, JOB, "Completed", recommendations=[recommendation([detail])])
+    expect_describe(
+        env.stubber, JOB, "Completed", recommendations=[recommendation([detail])], stack="dev"
+    )
     assert env.run("--apply", JOB, "--stack", "dev") == 0
     after = env.stack_path.read_text()
     removed, added = changed_lines(original, after)
@@ -213,6 +227,7 @@ def test_apply_without_draft_algorithm_clears_the_model(env: Env) -> None:
         JOB,
         "Completed",
         recommendations=[recommendation([speculative_detail({"method": "ngram"})])],
+        stack="dev",
     )
     assert env.run("--apply", JOB, "--stack", "dev") == 0
     text = env.stack_path.read_text()
@@ -220,37 +235,48 @@ def test_apply_without_draft_algorithm_clears_the_model(env: Env) -> None:
     assert "  hp:speculativeNumTokens: 5\n" in text  # no count given: the project default
 
 
-def test_apply_top_takes_the_newest_completed_job_of_the_stack(env: Env) -> None:
+def test_apply_top_takes_the_newest_completed_job_tagged_with_the_stack(env: Env) -> None:
     env.stubber.add_response(
         "list_ai_recommendation_jobs",
-        list_page(
-            [
-                ("hp-dev-latency-aaaaaaaaaa", "InProgress"),
-                ("hp-dev-eu-latency-bbbbbbbbbb", "Completed"),  # another stack
-            ],
-            token="next",
-        ),
-        LIST_QUERY,
+        list_page([("job-of-dev-latency", "Completed"), ("untagged-job", "Completed")], "next"),
+        COMPLETED_QUERY,
+    )
+    describe_tagged(env, "job-of-dev-latency", "Completed", "dev-latency")  # not a prefix match
+    describe_tagged(env, "untagged-job", "Completed", None)
+    env.stubber.add_response(  # Describe left Tags out: ask ListTags
+        "list_tags", {"Tags": []}, {"ResourceArn": job_arn("untagged-job")}
     )
     env.stubber.add_response(
         "list_ai_recommendation_jobs",
-        list_page([(JOB, "Completed"), ("hp-dev-cost-cccccccccc", "Completed")]),
-        {**LIST_QUERY, "NextToken": "next"},
+        list_page([(JOB, "Completed"), ("older-dev-job", "Completed")]),
+        {**COMPLETED_QUERY, "NextToken": "next"},
     )
-    describe_eagle3(env)
+    describe_eagle3(env)  # its tag
+    describe_eagle3(env)  # its result; older jobs are never looked at
     assert env.run("--apply", "top", "--stack", "dev") == 0
     assert f"applied the top recommendation of {JOB}" in env.out.getvalue()
+    assert "note:" not in env.err.getvalue()
+
+
+def test_apply_of_another_stacks_job_says_so(env: Env) -> None:
+    describe_eagle3(env, stack="dev-latency")
+    assert env.run("--apply", JOB, "--stack", "dev") == 0
+    assert f"note: {JOB} was started for stack dev-latency" in env.err.getvalue()
 
 
 def test_apply_top_without_completed_jobs_refuses(env: Env) -> None:
-    env.stubber.add_response("list_ai_recommendation_jobs", list_page([]), LIST_QUERY)
+    env.stubber.add_response("list_ai_recommendation_jobs", list_page([]), COMPLETED_QUERY)
     assert env.run("--apply", "top", "--stack", "dev") == 1
     assert "no completed recommendation job for stack dev" in env.err.getvalue()
 
 
 def test_apply_refuses_when_there_is_no_speculative_config(env: Env) -> None:
     expect_describe(
-        env.stubber, JOB, "Completed", recommendations=[recommendation([kernel_tuning_detail()])]
+        env.stubber,
+        JOB,
+        "Completed",
+        recommendations=[recommendation([kernel_tuning_detail()])],
+        stack="dev",
     )
     assert env.run("--apply", JOB, "--stack", "dev") == 1
     assert env.stack_path.read_text() == STACK_FILE
@@ -261,7 +287,9 @@ def test_apply_refuses_when_there_is_no_speculative_config(env: Env) -> None:
 
 def test_apply_refuses_a_draft_that_is_not_a_hub_id(env: Env) -> None:
     detail = speculative_detail({"method": "eagle3", "draft_model": "s3://out/job/eagle-head/"})
-    expect_describe(env.stubber, JOB, "Completed", recommendations=[recommendation([detail])])
+    expect_describe(
+        env.stubber, JOB, "Completed", recommendations=[recommendation([detail])], stack="dev"
+    )
     assert env.run("--apply", JOB, "--stack", "dev") == 1
     assert env.stack_path.read_text() == STACK_FILE
     assert "not a Hugging Face model id" in env.err.getvalue()
@@ -284,6 +312,7 @@ def test_apply_refuses_what_the_stack_engine_cannot_run(env: Env) -> None:
         JOB,
         "Completed",
         recommendations=[recommendation([speculative_detail({"method": "ngram"})])],
+        stack="dev",
     )
     assert env.run("--apply", JOB, "--stack", "dev") == 1
     assert "does not fit this stack" in env.err.getvalue()
@@ -332,12 +361,15 @@ def test_an_undocumented_region_gets_a_note(env: Env) -> None:
     assert "note: sa-east-1 is not among the regions the dev guide lists" in env.err.getvalue()
 
 
-def test_list_for_a_stack_filters_and_can_print_json(env: Env) -> None:
+def test_list_for_a_stack_keeps_only_its_tag_and_can_print_json(env: Env) -> None:
     env.stubber.add_response(
         "list_ai_recommendation_jobs",
-        list_page([(JOB, "InProgress"), ("hp-dev-eu-cost-dddddddddd", "Completed")]),
+        list_page([(JOB, "InProgress"), ("dev-eu-job", "Completed"), ("gone", "Failed")]),
         LIST_QUERY,
     )
+    describe_tagged(env, JOB, "InProgress", "dev")
+    describe_tagged(env, "dev-eu-job", "Completed", "dev-eu")
+    expect_describe_missing(env.stubber, "gone")  # deleted between the two calls
     assert env.run("--list", "--stack", "dev", "--json") == 0
     rows = json.loads(env.out.getvalue())
     assert rows == [
@@ -396,6 +428,7 @@ def expect_start_any_name(env: Env, dataset: str | None = DATASET_S3_URI) -> Non
     workload: dict[str, Any] = {
         "AIWorkloadConfigName": ANY,
         "AIWorkloadConfigs": {"WorkloadSpec": {"Inline": '{"benchmark":{"type":"aiperf"}}'}},
+        "Tags": [{"Key": "mlcc:stack", "Value": "dev"}],
     }
     if dataset:
         workload["DatasetConfig"] = {
@@ -419,6 +452,7 @@ def expect_start_any_name(env: Env, dataset: str | None = DATASET_S3_URI) -> Non
             "OptimizeModel": True,
             "InferenceSpecification": {"Framework": "VLLM"},
             "ComputeSpec": {"InstanceTypes": ["ml.g6e.2xlarge"]},
+            "Tags": [{"Key": "mlcc:stack", "Value": "dev"}],
         },
     )
 
@@ -433,7 +467,7 @@ def test_start_uses_stack_settings_with_flag_overrides(env: Env) -> None:
     expect_start_any_name(env)
     assert env.run("--stack", "dev", "--goal", "throughput") == 0
     name = started_job(env)
-    assert name.startswith("hp-dev-throughput-") and len(name) <= 63
+    assert name.startswith(stack_name_filter("dev") + "dev-throughput-") and len(name) <= 63
     assert "(goal throughput -> throughput)" in env.out.getvalue()
     assert f"mlcc optimize --wait --job {name}" in env.err.getvalue()
     assert f"mlcc optimize --apply {name} --stack dev" in env.err.getvalue()
@@ -516,6 +550,7 @@ def test_sglang_stack_notes_the_missing_framework(env: Env) -> None:
             "RoleArn": ROLE_ARN,
             "OptimizeModel": True,
             "ComputeSpec": {"InstanceTypes": ["ml.g6e.2xlarge"]},
+            "Tags": [{"Key": "mlcc:stack", "Value": "dev"}],
         },
     )
     assert env.run("--stack", "dev") == 0
@@ -528,7 +563,7 @@ def test_ctrl_c_while_waiting_leaves_the_job_running(env: Env) -> None:
     def interrupted(_seconds: float) -> None:
         raise KeyboardInterrupt
 
-    assert env.run("--wait", "--job", JOB, sleep=interrupted) == cli.INTERRUPTED
+    assert env.run("--wait", "--job", JOB, sleep=interrupted) == optimize_context.INTERRUPTED
     err = env.err.getvalue()
     assert f"interrupted: {JOB} keeps running on SageMaker." in err
     assert f"mlcc optimize --wait --job {JOB}" in err
@@ -578,4 +613,11 @@ def test_no_region_anywhere_is_a_usage_error(env: Env, monkeypatch: pytest.Monke
     monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
     assert env.run("--show", JOB) == 2
     assert "no AWS region" in env.err.getvalue()
+    assert env.regions == []
+
+
+@pytest.mark.parametrize("stack", ["../prod", "dev stack", "x" * 101])
+def test_a_stack_name_pulumi_would_refuse_is_a_usage_error(env: Env, stack: str) -> None:
+    assert env.run("--list", "--stack", stack, "--region", "us-east-1") == 2
+    assert "--stack: " in env.err.getvalue() and "is not a stack name" in env.err.getvalue()
     assert env.regions == []

@@ -6,9 +6,14 @@ from typing import Any
 
 from recommendation_stubs import EAGLE3_DRAFT
 
-from mlcc import recommendation as rec
 from mlcc.engines import Engine, release
 from mlcc.speculative import SpeculativeSpec
+from mlcc.speculative_choice import (
+    NOT_RUN_MESSAGE,
+    SpeculativeChoice,
+    SpeculativeSource,
+    choose_speculative,
+)
 
 VLLM = (Engine.VLLM, release(Engine.VLLM))
 OLD_SGLANG = (Engine.SGLANG, release(Engine.SGLANG, "0.5.2"))
@@ -28,46 +33,44 @@ def recommended(**changes: Any) -> dict[str, Any]:
 
 def test_explicit_keys_win_over_the_recommendation() -> None:
     explicit = SpeculativeSpec("ngram", None, 3)
-    choice = rec.choose_speculative(explicit, recommended(), *VLLM)
-    assert choice == rec.SpeculativeChoice(explicit, rec.SpeculativeSource.EXPLICIT)
+    choice = choose_speculative(explicit, recommended(), *VLLM)
+    assert choice == SpeculativeChoice(explicit, SpeculativeSource.EXPLICIT)
 
 
 def test_a_usable_recommendation_becomes_the_spec() -> None:
-    choice = rec.choose_speculative(None, recommended(), *VLLM)
-    assert choice.source is rec.SpeculativeSource.RECOMMENDATION
+    choice = choose_speculative(None, recommended(), *VLLM)
+    assert choice.source is SpeculativeSource.RECOMMENDATION
     assert choice.spec == SpeculativeSpec("eagle3", EAGLE3_DRAFT, 4)
     assert choice.message is None
 
 
 def test_missing_token_count_takes_the_default() -> None:
-    choice = rec.choose_speculative(None, recommended(algorithm="ngram", num_tokens=None), *VLLM)
+    choice = choose_speculative(None, recommended(algorithm="ngram", num_tokens=None), *VLLM)
     assert choice.spec == SpeculativeSpec("ngram", None, 5)
 
 
 def test_nothing_usable_means_no_speculation_with_the_reason() -> None:
     reason = "no speculative recommendation: the top recommendation applies no SpeculativeDecoding"
-    choice = rec.choose_speculative(
+    choice = choose_speculative(
         None, recommended(usable=False, algorithm=None, reason=reason), *VLLM
     )
     assert choice.spec is None
-    assert choice.source is rec.SpeculativeSource.NONE
+    assert choice.source is SpeculativeSource.NONE
     assert choice.message == f"{reason}; speculation stays off"
 
 
 def test_without_optimize_and_without_keys_there_is_nothing() -> None:
-    assert rec.choose_speculative(None, None, *VLLM) == rec.SpeculativeChoice(
-        None, rec.SpeculativeSource.NONE
-    )
+    assert choose_speculative(None, None, *VLLM) == SpeculativeChoice(None, SpeculativeSource.NONE)
 
 
 def test_a_recommendation_the_engine_rejects_is_not_used() -> None:
-    choice = rec.choose_speculative(None, recommended(algorithm="ngram"), *OLD_SGLANG)
+    choice = choose_speculative(None, recommended(algorithm="ngram"), *OLD_SGLANG)
     assert choice.spec is None
     assert choice.message is not None
     assert "does not fit this stack" in choice.message and "NGRAM" in choice.message
 
 
 def test_a_job_that_has_not_run_is_said_so() -> None:
-    choice = rec.choose_speculative(None, {"usable": None, "algorithm": None}, *VLLM)
+    choice = choose_speculative(None, {"usable": None, "algorithm": None}, *VLLM)
     assert choice.spec is None
-    assert choice.message == rec.NOT_RUN_MESSAGE
+    assert choice.message == NOT_RUN_MESSAGE

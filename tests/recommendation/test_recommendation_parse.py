@@ -1,4 +1,4 @@
-"""Reading DescribeAIRecommendationJob responses into SpeculativeRecommendation.
+"""Reading DescribeAIRecommendationJob responses into RecommendedSpeculation.
 
 Each response goes through a Stubber on a real sagemaker client first, so it is valid against
 the botocore model (an invented shape would fail in add_response).
@@ -24,7 +24,9 @@ from recommendation_stubs import (
     speculative_detail,
 )
 
-from mlcc import recommendation as rec
+from mlcc import recommendation_keys as keys
+from mlcc import recommendation_parsing as parsing
+from mlcc import speculative
 
 JOB = "mlcc-speculative-0123456789"
 
@@ -39,8 +41,9 @@ def described(response: dict[str, Any]) -> dict[str, Any]:
 
 def top(
     *recommendations: dict[str, Any], status: str = "Completed"
-) -> rec.SpeculativeRecommendation:
-    return rec.top_recommendation(described(describe_response(JOB, status, list(recommendations))))
+) -> parsing.RecommendedSpeculation:
+    response = describe_response(JOB, status, list(recommendations))
+    return parsing.top_recommendation(described(response))
 
 
 def test_invented_shapes_are_rejected_by_the_model() -> None:
@@ -86,7 +89,7 @@ def test_all_recommendations_are_listed_in_order() -> None:
             JOB, "Completed", [eagle3_recommendation(), recommendation([kernel_tuning_detail()])]
         )
     )
-    listed = rec.parse_recommendations(response)
+    listed = parsing.parse_recommendations(response)
     assert [r.usable for r in listed] == [True, False]
 
 
@@ -245,7 +248,7 @@ def test_no_recommendations_at_all() -> None:
 
 def test_a_job_that_is_not_completed_has_no_recommendation() -> None:
     response = described(describe_response(JOB, "Failed", failure_reason="Model not found in S3"))
-    result = rec.top_recommendation(response)
+    result = parsing.top_recommendation(response)
     assert result.reason == "no speculative recommendation: job is Failed: Model not found in S3"
 
 
@@ -277,13 +280,13 @@ def test_garbage_never_crashes_the_parser() -> None:
         "AIRecommendationJobStatus": "Completed",
         "Recommendations": [None, "x", {"OptimizationDetails": "nope", "ExpectedPerformance": [1]}],
     }
-    result = rec.top_recommendation(odd)
+    result = parsing.top_recommendation(odd)
     assert not result.usable
     assert result.reason is not None
 
 
 KEY_SPELLINGS = st.sampled_from(
-    [*rec.ALGORITHM_KEYS, *rec.DRAFT_MODEL_KEYS, *rec.NUM_TOKENS_KEYS, "Method", "DraftModel"]
+    [*keys.ALGORITHM_KEYS, *keys.DRAFT_MODEL_KEYS, *keys.NUM_TOKENS_KEYS, "Method", "DraftModel"]
 )
 VALUES = st.one_of(
     st.sampled_from(["eagle3", "EAGLE", "ngram", "NEXTN", "medusa", "4", "0", EAGLE3_DRAFT]),
@@ -296,7 +299,7 @@ VALUES = st.one_of(
 @given(
     config=st.dictionaries(st.one_of(KEY_SPELLINGS, st.text(max_size=20)), VALUES, max_size=6),
     env=st.dictionaries(
-        st.sampled_from([*rec.JSON_CONFIG_ENV_VARS, "SM_SGLANG_SPECULATIVE_ALGORITHM", "X"]),
+        st.sampled_from([*keys.JSON_CONFIG_ENV_VARS, "SM_SGLANG_SPECULATIVE_ALGORITHM", "X"]),
         VALUES,
         max_size=3,
     ),
@@ -307,12 +310,12 @@ def test_parser_never_crashes_and_never_invents(
 ) -> None:
     details = [speculative_detail(config)] if with_detail else [kernel_tuning_detail()]
     response = describe_response(JOB, "Completed", [recommendation(details, env=env)])
-    result = rec.top_recommendation(response)
+    result = parsing.top_recommendation(response)
     seen = " ".join([*config.values(), *env.values()])
     if result.usable:
-        assert result.algorithm in rec.ALGORITHMS
+        assert result.algorithm in keys.ALGORITHMS
     if result.draft_model is not None:
         assert result.draft_model in seen  # taken from the response, never made up
     if result.num_tokens is not None:
-        assert 1 <= result.num_tokens <= rec.MAX_SPECULATIVE_TOKENS
+        assert 1 <= result.num_tokens <= speculative.MAX_NUM_TOKENS
     assert result.usable == (result.reason is None)

@@ -14,38 +14,38 @@ from recommendation_stubs import (
     sagemaker_client,
 )
 
-from mlcc import recommendation as rec
-from mlcc import recommendation_jobs as jobs
+from mlcc import recommendation_api as api
+from mlcc import recommendation_polling as polling
 
 JOB = "mlcc-speculative-0123456789"
 
 
 def wait(client: Any, clock: FakeClock, timeout: float, **kwargs: Any) -> Any:
-    return rec.wait_for_job(
+    return polling.wait_for_job(
         JOB,
-        lambda: jobs.describe_job(client, JOB) or {},
+        lambda: api.describe_job(client, JOB) or {},
         timeout_seconds=timeout,
         clock=clock,
         sleep=clock.sleep,
-        stop=lambda: jobs.stop_job(client, JOB),
+        stop=lambda: api.stop_job(client, JOB),
         **kwargs,
     )
 
 
 def test_backoff_is_exponential_and_capped() -> None:
-    delays = rec.Backoff(10, 2, 45).delays()
+    delays = polling.Backoff(10, 2, 45).delays()
     assert [next(iter(delays)) for _ in range(5)] == [10, 20, 40, 45, 45]
 
 
 def test_polls_until_completed_with_backoff_and_reports_progress() -> None:
     client, clock = sagemaker_client(), FakeClock()
-    progress: list[rec.Progress] = []
+    progress: list[polling.Progress] = []
     with Stubber(client) as stubber:
         for _ in range(4):
             expect_describe(stubber, JOB, "InProgress")
         expect_describe(stubber, JOB, "Completed", recommendations=[eagle3_recommendation()])
         response = wait(
-            client, clock, 3600, backoff=rec.Backoff(15, 2, 60), on_progress=progress.append
+            client, clock, 3600, backoff=polling.Backoff(15, 2, 60), on_progress=progress.append
         )
         stubber.assert_no_pending_responses()
     assert response["AIRecommendationJobStatus"] == "Completed"
@@ -62,13 +62,13 @@ def test_failed_and_stopped_are_terminal(status: str) -> None:
         expect_describe(stubber, JOB, status, failure_reason="CUDA out of memory")
         response = wait(client, clock, 3600)
     assert response["AIRecommendationJobStatus"] == status
-    with pytest.raises(rec.JobFailed, match=f"ended {status}: CUDA out of memory"):
-        rec.require_completed(response)
+    with pytest.raises(polling.JobFailed, match=f"ended {status}: CUDA out of memory"):
+        polling.require_completed(response)
 
 
 def test_stopped_without_reason_says_it_was_stopped() -> None:
-    with pytest.raises(rec.JobFailed, match="stopped before finishing"):
-        rec.require_completed(
+    with pytest.raises(polling.JobFailed, match="stopped before finishing"):
+        polling.require_completed(
             {"AIRecommendationJobName": JOB, "AIRecommendationJobStatus": "Stopped"}
         )
 
@@ -89,8 +89,8 @@ def test_timeout_stops_the_job_and_never_oversleeps() -> None:
         for _ in range(4):
             expect_describe(stubber, JOB, "InProgress")
         expect_stop(stubber, JOB)
-        with pytest.raises(rec.JobTimedOut) as raised:
-            wait(client, clock, 100, backoff=rec.Backoff(30, 2, 60))
+        with pytest.raises(polling.JobTimedOut) as raised:
+            wait(client, clock, 100, backoff=polling.Backoff(30, 2, 60))
         stubber.assert_no_pending_responses()
     assert clock.sleeps == [30, 60, 10]
     assert "still InProgress after 1.66667 minutes; it has been stopped" in str(raised.value)
@@ -106,12 +106,12 @@ def test_keyboard_interrupt_leaves_the_job_alone() -> None:
     with Stubber(client) as stubber:
         expect_describe(stubber, JOB, "InProgress")
         with pytest.raises(KeyboardInterrupt):
-            rec.wait_for_job(
+            polling.wait_for_job(
                 JOB,
-                lambda: jobs.describe_job(client, JOB) or {},
+                lambda: api.describe_job(client, JOB) or {},
                 timeout_seconds=3600,
                 clock=clock,
                 sleep=interrupted_sleep,
-                stop=lambda: jobs.stop_job(client, JOB),
+                stop=lambda: api.stop_job(client, JOB),
             )
         stubber.assert_no_pending_responses()  # no StopAIRecommendationJob was queued or made

@@ -33,11 +33,14 @@ from recommendation_stubs import (
     workload_arn,
 )
 
-from mlcc import recommendation as rec
-from mlcc.providers import recommendation as provider_module
-from mlcc.providers.recommendation import RecommendationProvider
+from mlcc.optimize_settings import OptimizeSettings
+from mlcc.providers import recommendation_provider as provider_module
+from mlcc.providers.recommendation_provider import RecommendationJobProvider
+from mlcc.recommendation_names import STACK_JOB_KIND, JobNames, job_names
+from mlcc.recommendation_polling import JobFailed, JobTimedOut, RecommendationJobError
+from mlcc.recommendation_requests import recommendation_job_request, workload_config_request
 
-PREFIX = "hp-dev-speculative"
+STACK = "dev"
 
 
 def inputs(**changes: Any) -> dict[str, Any]:
@@ -50,7 +53,7 @@ def inputs(**changes: Any) -> dict[str, Any]:
         "instance_types": ["ml.g6e.2xlarge"],
         "timeout_minutes": 60,
         "output_s3_uri": None,
-        "name_prefix": PREFIX,
+        "stack": STACK,
         "__provider": "serialized-provider",
     }
     props.update(changes)
@@ -61,10 +64,10 @@ def job_name(props: dict[str, Any]) -> str:
     settings, errors = provider_module.settings_from_props(props)
     assert settings is not None, errors
     salt = provider_module.job_salt(settings, props["engine"])
-    return rec.build_name(PREFIX, salt)
+    return job_names(STACK, STACK_JOB_KIND, salt).job
 
 
-def settings_of(props: dict[str, Any]) -> rec.OptimizeSettings:
+def settings_of(props: dict[str, Any]) -> OptimizeSettings:
     settings, _ = provider_module.settings_from_props(props)
     assert settings is not None
     return settings
@@ -81,7 +84,7 @@ class Harness:
             self.regions.append(region)
             return self.client
 
-        self.provider = RecommendationProvider(
+        self.provider = RecommendationJobProvider(
             client_factory=factory, clock=self.clock, sleep=self.clock.sleep
         )
         self.provider.configure(ConfigureRequest(Config({"aws:region": "us-east-1"}, "hp")))
@@ -99,7 +102,7 @@ def harness() -> Iterator[Harness]:
 
 
 def test_check_accepts_and_normalises_valid_inputs() -> None:
-    result = RecommendationProvider().check(
+    result = RecommendationJobProvider().check(
         {}, inputs(goal="Latency", timeout_minutes=60.0, engine="VLLM")
     )
     assert result.failures == []
@@ -110,7 +113,7 @@ def test_check_accepts_and_normalises_valid_inputs() -> None:
 
 
 def test_check_reports_one_failure_per_bad_input() -> None:
-    result = RecommendationProvider().check(
+    result = RecommendationJobProvider().check(
         {},
         inputs(
             dataset="hf://anon/ShareGPT",
@@ -127,7 +130,7 @@ def test_check_reports_one_failure_per_bad_input() -> None:
 
 
 def test_check_skips_values_unknown_at_preview() -> None:
-    result = RecommendationProvider().check({}, inputs(model_s3_uri=rpc.UNKNOWN))
+    result = RecommendationJobProvider().check({}, inputs(model_s3_uri=rpc.UNKNOWN))
     assert result.failures == []
     assert result.inputs["model_s3_uri"] == rpc.UNKNOWN
 
@@ -139,7 +142,7 @@ def test_create_starts_polls_and_outputs_the_top_recommendation(harness: Harness
     props = inputs()
     name = job_name(props)
     expect_describe_missing(harness.stubber, name)
-    expect_start(harness.stubber, name, settings_of(props))
+    expect_start(harness.stubber, JobNames(name, name), settings_of(props), STACK)
     expect_describe(harness.stubber, name, "InProgress")
     expect_describe(harness.stubber, name, "Completed", recommendations=[eagle3_recommendation()])
 
@@ -175,6 +178,7 @@ def test_create_for_sglang_sends_no_framework(harness: Harness) -> None:
         {
             "AIWorkloadConfigName": name,
             "AIWorkloadConfigs": {"WorkloadSpec": {"Inline": '{"benchmark":{"type":"aiperf"}}'}},
+            "Tags": [{"Key": "mlcc:stack", "Value": STACK}],
         },
     )
     harness.stubber.add_response(
@@ -189,6 +193,7 @@ def test_create_for_sglang_sends_no_framework(harness: Harness) -> None:
             "RoleArn": ROLE_ARN,
             "OptimizeModel": True,
             "ComputeSpec": {"InstanceTypes": ["ml.g6e.2xlarge"]},
+            "Tags": [{"Key": "mlcc:stack", "Value": STACK}],
         },
     )
     expect_describe(harness.stubber, name, "Completed", recommendations=[eagle3_recommendation()])
@@ -218,11 +223,11 @@ def test_a_failed_job_fails_the_update_with_the_failure_reason(harness: Harness)
     props = inputs()
     name = job_name(props)
     expect_describe_missing(harness.stubber, name)
-    expect_start(harness.stubber, name, settings_of(props))
+    expect_start(harness.stubber, JobNames(name, name), settings_of(props), STACK)
     expect_describe(
         harness.stubber, name, "Failed", failure_reason="Unable to download model from S3"
     )
-    with pytest.raises(rec.JobFailed, match="ended Failed: Unable to download model from S3"):
+    with pytest.raises(JobFailed, match="ended Failed: Unable to download model from S3"):
         harness.provider.create(props)
 
 
@@ -231,7 +236,7 @@ def test_retry_after_failure_deletes_the_failed_job_and_starts_again(harness: Ha
     name = job_name(props)
     expect_describe(harness.stubber, name, "Failed", failure_reason="capacity")
     expect_delete(harness.stubber, name)
-    expect_start(harness.stubber, name, settings_of(props))
+    expect_start(harness.stubber, JobNames(name, name), settings_of(props), STACK)
     expect_describe(harness.stubber, name, "Completed", recommendations=[eagle3_recommendation()])
     outs = harness.provider.create(props).outs
     assert outs is not None and outs["algorithm"] == "eagle3"
@@ -241,17 +246,17 @@ def test_a_job_stopped_outside_pulumi_fails_the_update(harness: Harness) -> None
     props = inputs()
     name = job_name(props)
     expect_describe_missing(harness.stubber, name)
-    expect_start(harness.stubber, name, settings_of(props))
+    expect_start(harness.stubber, JobNames(name, name), settings_of(props), STACK)
     expect_describe(harness.stubber, name, "Stopping")
     expect_describe(harness.stubber, name, "Stopped")
-    with pytest.raises(rec.JobFailed, match="ended Stopped"):
+    with pytest.raises(JobFailed, match="ended Stopped"):
         harness.provider.create(props)
 
 
 def test_a_job_still_stopping_from_an_earlier_run_asks_to_retry(harness: Harness) -> None:
     props = inputs()
     expect_describe(harness.stubber, job_name(props), "Stopping")
-    with pytest.raises(rec.RecommendationJobError, match="still stopping"):
+    with pytest.raises(RecommendationJobError, match="still stopping"):
         harness.provider.create(props)
 
 
@@ -259,13 +264,11 @@ def test_timeout_stops_the_job_and_fails_clearly(harness: Harness) -> None:
     props = inputs(timeout_minutes=1)
     name = job_name(props)
     expect_describe_missing(harness.stubber, name)
-    expect_start(harness.stubber, name, settings_of(props))
+    expect_start(harness.stubber, JobNames(name, name), settings_of(props), STACK)
     for _ in range(4):  # at 0, 15, 45 and 60 s
         expect_describe(harness.stubber, name, "InProgress")
     expect_stop(harness.stubber, name)
-    with pytest.raises(
-        rec.JobTimedOut, match="still InProgress after 1 minutes; it has been stopped"
-    ):
+    with pytest.raises(JobTimedOut, match="still InProgress after 1 minutes; it has been stopped"):
         harness.provider.create(props)
     assert harness.clock.sleeps == [15.0, 30.0, 15.0]
 
@@ -287,7 +290,7 @@ def test_no_speculative_detail_creates_the_resource_with_the_reason(harness: Har
 
 def test_region_falls_back_to_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[str | None] = []
-    provider = RecommendationProvider(client_factory=lambda region: seen.append(region))
+    provider = RecommendationJobProvider(client_factory=lambda region: seen.append(region))
     monkeypatch.setenv("AWS_REGION", "eu-west-1")
     provider._client()
     assert seen == ["eu-west-1"]
@@ -297,7 +300,7 @@ def test_missing_region_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.delenv("AWS_REGION", raising=False)
     monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
     with pytest.raises(RuntimeError, match="set aws:region"):
-        RecommendationProvider(client_factory=lambda region: None)._client()
+        RecommendationJobProvider(client_factory=lambda region: None)._client()
 
 
 # -- diff / update ---------------------------------------------------------------------------
@@ -311,7 +314,7 @@ def state(**changes: Any) -> dict[str, Any]:
 
 
 def test_no_change_means_no_diff() -> None:
-    diff = RecommendationProvider().diff("job", state(), inputs())
+    diff = RecommendationJobProvider().diff("job", state(), inputs())
     assert diff.changes is False
     assert diff.replaces == []
 
@@ -328,19 +331,27 @@ def test_no_change_means_no_diff() -> None:
     ],
 )
 def test_changed_job_inputs_replace_the_resource(key: str, value: Any) -> None:
-    diff = RecommendationProvider().diff("job", state(), inputs(**{key: value}))
+    diff = RecommendationJobProvider().diff("job", state(), inputs(**{key: value}))
     assert diff.changes is True
     assert diff.replaces == [key]
     assert diff.delete_before_replace is False
 
 
-def test_timeout_alone_updates_without_rerunning(harness: Harness) -> None:
-    diff = harness.provider.diff("job", state(), inputs(timeout_minutes=240))
+@pytest.mark.parametrize(("key", "value"), [("timeout_minutes", 240), ("stack", "renamed")])
+def test_timeout_or_a_renamed_stack_updates_without_rerunning(
+    harness: Harness, key: str, value: Any
+) -> None:
+    diff = harness.provider.diff("job", state(), inputs(**{key: value}))
     assert diff.changes is True and diff.replaces == []
-    outs = harness.provider.update("job", state(), inputs(timeout_minutes=240)).outs
+    outs = harness.provider.update("job", state(), inputs(**{key: value})).outs
     assert outs is not None
-    assert outs["timeout_minutes"] == 240
+    assert outs[key] == value
     assert (outs["algorithm"], outs["draft_model"]) == ("eagle3", EAGLE3_DRAFT)
+
+
+def test_check_refuses_a_stack_name_the_tag_cannot_hold() -> None:
+    result = RecommendationJobProvider().check({}, inputs(stack="my stack/prod"))
+    assert [f.property for f in result.failures] == ["stack"]
 
 
 # -- delete ----------------------------------------------------------------------------------
@@ -399,7 +410,7 @@ def test_a_job_that_cannot_start_leaves_no_workload_config(harness: Harness) -> 
     harness.stubber.add_response(
         "create_ai_workload_config",
         {"AIWorkloadConfigArn": workload_arn(name)},
-        rec.workload_config_request(name, settings_of(props)),
+        workload_config_request(JobNames(name, name), settings_of(props), STACK),
     )
     harness.stubber.add_client_error(
         "create_ai_recommendation_job",
@@ -426,7 +437,7 @@ def test_an_existing_workload_config_from_an_interrupted_run_is_reused(harness: 
     harness.stubber.add_response(
         "create_ai_recommendation_job",
         {"AIRecommendationJobArn": job_arn(name)},
-        rec.recommendation_job_request(name, name, settings_of(props), "vllm"),
+        recommendation_job_request(JobNames(name, name), settings_of(props), "vllm", STACK),
     )
     expect_describe(harness.stubber, name, "Completed", recommendations=[eagle3_recommendation()])
     outs = harness.provider.create(props).outs

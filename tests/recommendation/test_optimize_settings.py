@@ -1,15 +1,11 @@
-"""hp:optimize validation, job names and request bodies (pure, no AWS)."""
+"""hp:optimize validation (pure, no AWS)."""
 
 from __future__ import annotations
 
-import string
-
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 from recommendation_stubs import DATASET_S3_URI, MODEL_S3_URI, ROLE_ARN
 
-from mlcc import recommendation as rec
+from mlcc import optimize_settings as rec
 
 VALID = {"goal": "latency", "modelS3Uri": MODEL_S3_URI, "roleArn": ROLE_ARN}
 
@@ -163,87 +159,18 @@ def test_framework_enum_matches_the_botocore_model() -> None:
     assert "SGLANG" not in frameworks
 
 
-# -- names ---------------------------------------------------------------------------------
+def test_config_imports_only_the_settings_part() -> None:
+    """`mlcc.config` must stay light: hp:optimize brings no parsing, polling, AWS calls or
+    Pulumi resources with it."""
+    import subprocess
+    import sys
 
-
-@given(base=st.text(max_size=200), salt=st.text(max_size=50))
-def test_built_names_are_always_valid(base: str, salt: str) -> None:
-    name = rec.build_name(base, salt)
-    assert rec.is_valid_name(name), name
-    assert len(name) <= rec.MAX_NAME_LENGTH
-
-
-@given(
-    base=st.text(alphabet=string.ascii_letters + string.digits + "-_. ", max_size=100),
-    salts=st.lists(st.text(max_size=20), min_size=2, max_size=5, unique=True),
-)
-def test_names_differ_by_salt_and_are_stable(base: str, salts: list[str]) -> None:
-    names = [rec.build_name(base, salt) for salt in salts]
-    assert len(set(names)) == len(salts)
-    assert names == [rec.build_name(base, salt) for salt in salts]
-
-
-def test_long_prefixes_are_truncated_but_kept_readable() -> None:
-    name = rec.build_name("hp-production-eu-speculative-recommendation-for-llama-70b", "s")
-    assert name.startswith("hp-production-eu-speculative-recommendation-for")
-    assert len(name) == rec.MAX_NAME_LENGTH
-
-
-@pytest.mark.parametrize(
-    ("name", "valid"),
-    [("a", True), ("job-1--2", True), ("-job", False), ("job_1", False), ("j" * 64, False)],
-)
-def test_name_validation_follows_the_api_pattern(name: str, valid: bool) -> None:
-    assert rec.is_valid_name(name) is valid
-
-
-# -- request bodies ------------------------------------------------------------------------
-
-
-def test_job_request_body() -> None:
-    settings, _ = rec.parse_optimize_settings(
-        {**VALID, "goal": "throughput", "instanceTypes": ["ml.g6e.2xlarge", "ml.p5.48xlarge"]}
+    heavy = ("mlcc.recommendation", "mlcc.speculative_choice", "mlcc.providers", "mlcc.components")
+    code = (
+        f"HEAVY = {heavy!r}; import sys, mlcc.config; "
+        "print(sorted(m for m in sys.modules if m.startswith(HEAVY)))"
     )
-    assert settings is not None
-    assert rec.recommendation_job_request("job-1", "wl-1", settings, "vllm") == {
-        "AIRecommendationJobName": "job-1",
-        "ModelSource": {"S3": {"S3Uri": MODEL_S3_URI}},
-        "OutputConfig": {"S3OutputLocation": "s3://models-bucket/mlcc-recommendations/"},
-        "AIWorkloadConfigIdentifier": "wl-1",
-        "PerformanceTarget": {"Constraints": [{"Metric": "throughput"}]},
-        "RoleArn": ROLE_ARN,
-        "OptimizeModel": True,
-        "InferenceSpecification": {"Framework": "VLLM"},
-        "ComputeSpec": {"InstanceTypes": ["ml.g6e.2xlarge", "ml.p5.48xlarge"]},
-    }
-
-
-def test_sglang_job_has_no_framework_and_no_instance_types_when_unset() -> None:
-    settings, _ = rec.parse_optimize_settings(VALID)
-    assert settings is not None
-    request = rec.recommendation_job_request("job-1", "wl-1", settings, "sglang")
-    assert "InferenceSpecification" not in request
-    assert "ComputeSpec" not in request
-
-
-def test_workload_config_carries_the_dataset_as_a_channel() -> None:
-    settings, _ = rec.parse_optimize_settings({**VALID, "dataset": DATASET_S3_URI})
-    assert settings is not None
-    assert rec.workload_config_request("wl-1", settings) == {
-        "AIWorkloadConfigName": "wl-1",
-        "AIWorkloadConfigs": {"WorkloadSpec": {"Inline": '{"benchmark":{"type":"aiperf"}}'}},
-        "DatasetConfig": {
-            "InputDataConfig": [
-                {
-                    "ChannelName": "dataset",
-                    "DataSource": {"S3DataSource": {"S3Uri": DATASET_S3_URI}},
-                }
-            ]
-        },
-    }
-
-
-def test_workload_config_without_dataset_has_no_dataset_config() -> None:
-    settings, _ = rec.parse_optimize_settings(VALID)
-    assert settings is not None
-    assert "DatasetConfig" not in rec.workload_config_request("wl-1", settings)
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout
+    assert loaded.strip() == "[]"

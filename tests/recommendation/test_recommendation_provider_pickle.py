@@ -10,17 +10,19 @@ from botocore.client import BaseClient
 from botocore.credentials import Credentials
 from pulumi.dynamic import ConfigureRequest
 from pulumi.dynamic.config import Config
-from recommendation_stubs import DATASET_S3_URI, MODEL_S3_URI, ROLE_ARN
+from recommendation_stubs import settings
 
 from mlcc import offline
-from mlcc.providers.recommendation import (
-    OUTPUT_KEYS,
-    RecommendationProvider,
-    SpeculativeRecommendation,
-    SpeculativeRecommendationArgs,
+from mlcc.components.recommendation_job import (
+    RecommendationJob,
+    RecommendationJobArgs,
+    RecommendationJobRun,
 )
+from mlcc.engines import Engine
+from mlcc.providers.recommendation_provider import OUTPUT_KEYS, RecommendationJobProvider
 
-TYPE_TOKEN = "pulumi-python:dynamic/hp:SpeculativeRecommendation"
+RUN_TYPE = "pulumi-python:dynamic/hp:RecommendationJobRun"
+COMPONENT_TYPE = "hp:index:RecommendationJob"
 
 
 def walk(value: Any, seen: set[int] | None = None) -> list[Any]:
@@ -52,7 +54,7 @@ def credential_objects(value: Any) -> list[Any]:
 def test_the_detector_finds_a_planted_session() -> None:
     import boto3
 
-    provider = RecommendationProvider()
+    provider = RecommendationJobProvider()
     provider.planted = boto3.session.Session(  # type: ignore[attr-defined]
         aws_access_key_id="AKIAEXAMPLE", aws_secret_access_key="secret", region_name="us-east-1"
     )
@@ -61,49 +63,41 @@ def test_the_detector_finds_a_planted_session() -> None:
 
 
 def test_pickled_provider_holds_no_client_session_or_credentials() -> None:
-    provider = RecommendationProvider()
+    provider = RecommendationJobProvider()
     provider.configure(ConfigureRequest(Config({"aws:region": "us-east-1"}, "hp")))
     provider._client()  # creating a client in a method must not leave it on the provider
     payload = dill.dumps(provider, protocol=pickle.DEFAULT_PROTOCOL, recurse=True)
     restored = dill.loads(payload)
 
-    assert isinstance(restored, RecommendationProvider)
+    assert isinstance(restored, RecommendationJobProvider)
     assert not credential_objects(restored)
     assert b"aws_secret_access_key" not in payload and b"SSLContext" not in payload
     # The class travels by reference: the payload names the module rather than carrying code.
-    assert b"mlcc.providers.recommendation" in payload
+    assert b"mlcc.providers.recommendation_provider" in payload
     assert len(payload) < 2000
 
 
 def test_pulumi_serializer_accepts_the_provider() -> None:
     from pulumi.dynamic.dynamic import serialize_provider
 
-    encoded = serialize_provider(RecommendationProvider())
+    encoded = serialize_provider(RecommendationJobProvider())
     assert isinstance(encoded, str) and encoded
 
 
-def test_resource_builds_under_mocks_with_typed_outputs_seeded() -> None:
+def test_component_builds_its_run_under_mocks_with_typed_outputs_seeded() -> None:
+    job_settings = settings(goal="throughput", timeoutMinutes=90)
+
     def program() -> None:
-        SpeculativeRecommendation(
-            "speculative",
-            SpeculativeRecommendationArgs(
-                goal="throughput",
-                model_s3_uri=MODEL_S3_URI,
-                role_arn=ROLE_ARN,
-                engine="vllm",
-                dataset=DATASET_S3_URI,
-                instance_types=["ml.g6e.2xlarge"],
-                timeout_minutes=90,
-                name_prefix="hp-dev-speculative",
-            ),
-        )
+        RecommendationJob("speculative", RecommendationJobArgs("dev", job_settings, Engine.VLLM))
 
     run = offline.run(program, config={})
-    registration = run.one(TYPE_TOKEN)
+    component, registration = run.one(COMPONENT_TYPE), run.one(RUN_TYPE)
+    assert registration.parent == component.urn
     inputs = registration.inputs
     assert inputs["goal"] == "throughput"
     assert inputs["instance_types"] == ["ml.g6e.2xlarge"]
     assert inputs["timeout_minutes"] == 90
+    assert inputs["stack"] == "dev" and inputs["engine"] == "vllm"
     assert isinstance(inputs["__provider"], str) and inputs["__provider"]
     # The serialized provider is a secret in state by default.
     assert registration.redacted_inputs["__provider"] == offline.REDACTED
@@ -111,5 +105,5 @@ def test_resource_builds_under_mocks_with_typed_outputs_seeded() -> None:
 
 
 def test_typed_outputs_are_declared_on_the_resource() -> None:
-    annotations = SpeculativeRecommendation.__annotations__
+    annotations = RecommendationJobRun.__annotations__
     assert set(OUTPUT_KEYS) <= set(annotations)

@@ -1,13 +1,16 @@
-"""`SpeculativeRecommendation`: a Pulumi dynamic resource that runs a SageMaker AI recommendation
-job and exposes its top recommendation's speculative-decoding settings.
+"""The dynamic provider behind `RecommendationJobRun` (declared in
+mlcc/components/recommendation_job.py): it runs a SageMaker AI recommendation job and returns
+its top recommendation's speculative-decoding settings as outputs.
 
 Lifecycle:
 - check: every bad input becomes a CheckFailure naming the input.
 - create: find a job under the name derived from the inputs (an interrupted `pulumi up` resumes
   it; a Completed one is adopted; a Failed/Stopped one is deleted and rerun), otherwise create the
-  workload config (with the dataset) and the job; poll with capped backoff; a Failed job fails the
-  update with the API's FailureReason; a timeout stops the job and fails.
-- diff: any input except timeoutMinutes replaces (reruns the job); timeoutMinutes alone updates.
+  workload config (with the dataset) and the job, both tagged with the stack; poll with capped
+  backoff; a Failed job fails the update with the API's FailureReason; a timeout stops the job
+  and fails.
+- diff: any input except timeout_minutes and stack replaces (reruns the job); those two alone
+  update in place and keep the result.
 - delete: stop the job if it runs, wait for a terminal state, delete it and its workload config.
 
 The provider is dill-pickled into the state at construction (pulumi/dynamic). It holds only plain
@@ -20,14 +23,27 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import pulumi
 from pulumi import dynamic
 
-from mlcc import recommendation as rec
-from mlcc import recommendation_jobs as jobs
+from mlcc import recommendation_api as api
+from mlcc.optimize_settings import (
+    ENGINE_FRAMEWORKS,
+    FieldError,
+    OptimizeSettings,
+    parse_optimize_settings,
+)
+from mlcc.recommendation_names import STACK_JOB_KIND, JobNames, job_names, stack_name_problem
+from mlcc.recommendation_parsing import TERMINAL_STATUSES, JobStatus, top_recommendation
+from mlcc.recommendation_polling import (
+    Backoff,
+    RecommendationJobError,
+    require_completed,
+    wait_for_job,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_sagemaker.client import SageMakerClient
@@ -36,7 +52,7 @@ else:
 
 ClientFactory = Callable[[str | None], SageMakerClient]
 
-# Provider input name -> key inside hp:optimize (validated by mlcc.recommendation).
+# Provider input name -> key inside hp:optimize (validated by mlcc.optimize_settings).
 SETTINGS_INPUTS: dict[str, str] = {
     "goal": "goal",
     "dataset": "dataset",
@@ -46,10 +62,11 @@ SETTINGS_INPUTS: dict[str, str] = {
     "timeout_minutes": "timeoutMinutes",
     "output_s3_uri": "outputS3Uri",
 }
-OTHER_INPUTS = ("engine", "name_prefix")
+OTHER_INPUTS = ("engine", "stack")
 INPUT_KEYS = (*SETTINGS_INPUTS, *OTHER_INPUTS)
-# Changing these reruns the job; timeout_minutes only changes how long we would wait.
-REPLACE_KEYS = tuple(key for key in INPUT_KEYS if key != "timeout_minutes")
+# Changing these reruns the job. timeout_minutes only changes how long we would wait, and a
+# renamed stack keeps the result it paid for.
+REPLACE_KEYS = tuple(key for key in INPUT_KEYS if key not in ("timeout_minutes", "stack"))
 OUTPUT_KEYS = (
     "job_name",
     "job_arn",
@@ -70,7 +87,6 @@ OUTPUT_KEYS = (
     "model_package_arn",
     "artifact_uris",
 )
-DEFAULT_NAME_PREFIX = "mlcc-speculative"
 STOP_WAIT_SECONDS = 15 * 60
 
 
@@ -88,21 +104,21 @@ def _is_unknown(value: Any) -> bool:
 
 def settings_from_props(
     props: Mapping[str, Any],
-) -> tuple[rec.OptimizeSettings | None, list[rec.FieldError]]:
+) -> tuple[OptimizeSettings | None, list[FieldError]]:
     """Validate provider inputs with the same rules as hp:optimize; errors name the input."""
     raw = {camel: props.get(snake) for snake, camel in SETTINGS_INPUTS.items()}
-    settings, errors = rec.parse_optimize_settings({k: v for k, v in raw.items() if v is not None})
+    settings, errors = parse_optimize_settings({k: v for k, v in raw.items() if v is not None})
     to_input = {camel: snake for snake, camel in SETTINGS_INPUTS.items()}
-    return settings, [rec.FieldError(to_input.get(e.key, e.key), e.message) for e in errors]
+    return settings, [FieldError(to_input.get(e.key, e.key), e.message) for e in errors]
 
 
 def engine_error(engine: Any) -> str | None:
-    if engine is None or str(engine).lower() not in rec.ENGINE_FRAMEWORKS:
-        return f"{engine!r} is not an engine; one of {', '.join(rec.ENGINE_FRAMEWORKS)}"
+    if engine is None or str(engine).lower() not in ENGINE_FRAMEWORKS:
+        return f"{engine!r} is not an engine; one of {', '.join(ENGINE_FRAMEWORKS)}"
     return None
 
 
-class RecommendationProvider(dynamic.ResourceProvider):
+class RecommendationJobProvider(dynamic.ResourceProvider):
     """CRUD for one recommendation job. Injectables exist for tests; defaults pickle by name."""
 
     def __init__(
@@ -110,13 +126,13 @@ class RecommendationProvider(dynamic.ResourceProvider):
         client_factory: ClientFactory | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
-        backoff: rec.Backoff | None = None,
+        backoff: Backoff | None = None,
     ) -> None:
         super().__init__()
         self._client_factory = client_factory
         self._clock = clock
         self._sleep = sleep
-        self._backoff = backoff or rec.Backoff()
+        self._backoff = backoff or Backoff()
         self._region: str | None = None
 
     def configure(self, req: dynamic.ConfigureRequest) -> None:
@@ -137,6 +153,8 @@ class RecommendationProvider(dynamic.ResourceProvider):
             failures.append(dynamic.CheckFailure("engine", message))
         elif "engine" in known:
             news = {**news, "engine": str(known["engine"]).lower()}
+        if "stack" in known and (message := stack_name_problem(str(known.get("stack") or ""))):
+            failures.append(dynamic.CheckFailure("stack", message))
         return dynamic.CheckResult(news, failures)
 
     def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> dynamic.DiffResult:
@@ -156,21 +174,22 @@ class RecommendationProvider(dynamic.ResourceProvider):
     # -- create / delete ---------------------------------------------------------------------
 
     def create(self, props: dict[str, Any]) -> dynamic.CreateResult:
-        settings, engine, names = self._request(props)
+        request = job_request(props)
+        settings, names = request.settings, request.names
         client = self._client()
-        response = self._resume_or_start(client, names, settings, engine)
-        if response.get("AIRecommendationJobStatus") not in rec.TERMINAL_STATUSES:
-            response = rec.wait_for_job(
+        response = self._resume_or_start(client, request)
+        if response.get("AIRecommendationJobStatus") not in TERMINAL_STATUSES:
+            response = wait_for_job(
                 names.job,
                 lambda: _describe_existing(client, names.job),
                 timeout_seconds=settings.timeout_minutes * 60,
                 clock=self._clock,
                 sleep=self._sleep,
-                stop=lambda: jobs.stop_job(client, names.job),
+                stop=lambda: api.stop_job(client, names.job),
                 backoff=self._backoff,
             )
-        rec.require_completed(response)
-        result = rec.top_recommendation(response)
+        require_completed(response)
+        result = top_recommendation(response)
         outs = {
             **{k: props.get(k) for k in INPUT_KEYS},
             **result.outputs(),
@@ -181,21 +200,21 @@ class RecommendationProvider(dynamic.ResourceProvider):
     def delete(self, _id: str, props: dict[str, Any]) -> None:
         client = self._client()
         job = str(props.get("job_name") or _id)
-        response = jobs.describe_job(client, job)
+        response = api.describe_job(client, job)
         if (
             response is not None
-            and response.get("AIRecommendationJobStatus") == rec.JobStatus.IN_PROGRESS
+            and response.get("AIRecommendationJobStatus") == JobStatus.IN_PROGRESS
         ):
-            jobs.stop_job(client, job)
+            api.stop_job(client, job)
         if (
             response is not None
-            and response.get("AIRecommendationJobStatus") != rec.JobStatus.COMPLETED
+            and response.get("AIRecommendationJobStatus") != JobStatus.COMPLETED
         ):
             self._wait_until_terminal(client, job)
-        jobs.delete_job(client, job)
+        api.delete_job(client, job)
         workload = props.get("workload_config_name")
         if workload:
-            jobs.delete_workload_config(client, str(workload))
+            api.delete_workload_config(client, str(workload))
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -211,54 +230,37 @@ class RecommendationProvider(dynamic.ResourceProvider):
         factory = self._client_factory or default_client_factory
         return factory(region)
 
-    def _request(self, props: Mapping[str, Any]) -> tuple[rec.OptimizeSettings, str, jobs.JobNames]:
-        settings, errors = settings_from_props(props)
-        engine = str(props.get("engine", "")).lower()
-        problems = [f"{e.key}: {e.message}" for e in errors]
-        if message := engine_error(engine):
-            problems.append(f"engine: {message}")
-        if settings is None or problems:
-            raise ValueError("invalid recommendation inputs: " + "; ".join(problems))
-        base = str(props.get("name_prefix") or DEFAULT_NAME_PREFIX)
-        return settings, engine, jobs.JobNames.derive(base, job_salt(settings, engine))
-
-    def _resume_or_start(
-        self,
-        client: SageMakerClient,
-        names: jobs.JobNames,
-        settings: rec.OptimizeSettings,
-        engine: str,
-    ) -> Mapping[str, Any]:
-        existing = jobs.describe_job(client, names.job)
+    def _resume_or_start(self, client: SageMakerClient, request: JobRequest) -> Mapping[str, Any]:
+        names = request.names
+        existing = api.describe_job(client, names.job)
         status = existing.get("AIRecommendationJobStatus") if existing else None
-        if existing is not None and status in (rec.JobStatus.IN_PROGRESS, rec.JobStatus.COMPLETED):
+        if existing is not None and status in (JobStatus.IN_PROGRESS, JobStatus.COMPLETED):
             return existing
-        if status == rec.JobStatus.STOPPING:
-            raise rec.RecommendationJobError(
+        if status == JobStatus.STOPPING:
+            raise RecommendationJobError(
                 f"recommendation job {names.job} from an earlier run is still stopping; "
                 "run the update again in a few minutes"
             )
-        if status in (rec.JobStatus.FAILED, rec.JobStatus.STOPPED):
-            jobs.delete_job(client, names.job)
-            jobs.delete_workload_config(client, names.workload_config)
-        jobs.start_job(client, names, settings, engine)
+        if status in (JobStatus.FAILED, JobStatus.STOPPED):
+            api.delete_job(client, names.job)
+            api.delete_workload_config(client, names.workload_config)
+        api.start_job(client, names, request.settings, request.engine, request.stack)
         return {
             "AIRecommendationJobName": names.job,
-            "AIRecommendationJobStatus": rec.JobStatus.IN_PROGRESS,
+            "AIRecommendationJobStatus": JobStatus.IN_PROGRESS,
         }
 
     def _wait_until_terminal(self, client: SageMakerClient, job: str) -> None:
         def stop_gave_up() -> None:
-            raise rec.RecommendationJobError(
+            raise RecommendationJobError(
                 f"recommendation job {job} did not stop within {STOP_WAIT_SECONDS // 60} "
                 "minutes; run the delete again later"
             )
 
-        rec.wait_for_job(
+        wait_for_job(
             job,
             lambda: (
-                jobs.describe_job(client, job)
-                or {"AIRecommendationJobStatus": rec.JobStatus.STOPPED}
+                api.describe_job(client, job) or {"AIRecommendationJobStatus": JobStatus.STOPPED}
             ),
             timeout_seconds=STOP_WAIT_SECONDS,
             clock=self._clock,
@@ -268,16 +270,41 @@ class RecommendationProvider(dynamic.ResourceProvider):
         )
 
 
+@dataclass(frozen=True)
+class JobRequest:
+    """Validated provider inputs and the job names they give."""
+
+    settings: OptimizeSettings
+    engine: str
+    stack: str
+    names: JobNames
+
+
+def job_request(props: Mapping[str, Any]) -> JobRequest:
+    settings, errors = settings_from_props(props)
+    engine = str(props.get("engine", "")).lower()
+    stack = str(props.get("stack") or "")
+    problems = [f"{e.key}: {e.message}" for e in errors]
+    if message := engine_error(engine):
+        problems.append(f"engine: {message}")
+    if message := stack_name_problem(stack):
+        problems.append(f"stack: {message}")
+    if settings is None or problems:
+        raise ValueError("invalid recommendation inputs: " + "; ".join(problems))
+    names = job_names(stack, STACK_JOB_KIND, job_salt(settings, engine))
+    return JobRequest(settings, engine, stack, names)
+
+
 def _describe_existing(client: SageMakerClient, job: str) -> Mapping[str, Any]:
-    response = jobs.describe_job(client, job)
+    response = api.describe_job(client, job)
     if response is None:
-        raise rec.RecommendationJobError(
+        raise RecommendationJobError(
             f"recommendation job {job} disappeared while we waited (deleted outside Pulumi?)"
         )
     return response
 
 
-def job_salt(settings: rec.OptimizeSettings, engine: str) -> str:
+def job_salt(settings: OptimizeSettings, engine: str) -> str:
     """What makes a job different: everything except how long we wait for it."""
     import json
 
@@ -286,7 +313,18 @@ def job_salt(settings: rec.OptimizeSettings, engine: str) -> str:
     return json.dumps(fields, sort_keys=True)
 
 
-def _settings_props(settings: rec.OptimizeSettings) -> dict[str, Any]:
+def job_inputs(settings: OptimizeSettings, engine: str, stack: str) -> dict[str, Any]:
+    """The provider inputs for one job, plus every output as None (pulumi/pulumi#6678: only
+    keys present in the inputs are exposed as outputs)."""
+    return {
+        **_settings_props(settings),
+        "engine": engine,
+        "stack": stack,
+        **dict.fromkeys(OUTPUT_KEYS),
+    }
+
+
+def _settings_props(settings: OptimizeSettings) -> dict[str, Any]:
     mapping = settings.to_mapping()
     return {snake: mapping.get(camel) for snake, camel in SETTINGS_INPUTS.items()}
 
@@ -299,83 +337,3 @@ def _normalised(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
-
-
-class SpeculativeRecommendationArgs:
-    """Inputs of SpeculativeRecommendation; Pulumi inputs are accepted where it makes sense."""
-
-    def __init__(
-        self,
-        *,
-        goal: pulumi.Input[str],
-        model_s3_uri: pulumi.Input[str],
-        role_arn: pulumi.Input[str],
-        engine: pulumi.Input[str],
-        dataset: pulumi.Input[str] | None = None,
-        instance_types: Sequence[str] = (),
-        timeout_minutes: int = rec.DEFAULT_TIMEOUT_MINUTES,
-        output_s3_uri: pulumi.Input[str] | None = None,
-        name_prefix: str = DEFAULT_NAME_PREFIX,
-    ) -> None:
-        self.goal = goal
-        self.model_s3_uri = model_s3_uri
-        self.role_arn = role_arn
-        self.engine = engine
-        self.dataset = dataset
-        self.instance_types = list(instance_types)
-        self.timeout_minutes = timeout_minutes
-        self.output_s3_uri = output_s3_uri
-        self.name_prefix = name_prefix
-
-    @staticmethod
-    def from_settings(
-        settings: rec.OptimizeSettings, engine: str, name_prefix: str = DEFAULT_NAME_PREFIX
-    ) -> SpeculativeRecommendationArgs:
-        return SpeculativeRecommendationArgs(
-            goal=settings.goal.value,
-            model_s3_uri=settings.model_s3_uri,
-            role_arn=settings.role_arn,
-            engine=engine,
-            dataset=settings.dataset,
-            instance_types=settings.instance_types,
-            timeout_minutes=settings.timeout_minutes,
-            output_s3_uri=settings.output_s3_uri,
-            name_prefix=name_prefix,
-        )
-
-    def to_props(self) -> dict[str, Any]:
-        return {key: getattr(self, key) for key in INPUT_KEYS}
-
-
-class SpeculativeRecommendation(dynamic.Resource, module="hp", name="SpeculativeRecommendation"):
-    """The top recommendation of a SageMaker AI recommendation job, in speculative terms."""
-
-    job_name: pulumi.Output[str]
-    job_arn: pulumi.Output[str]
-    workload_config_name: pulumi.Output[str]
-    status: pulumi.Output[str]
-    algorithm: pulumi.Output[str | None]
-    draft_model: pulumi.Output[str | None]
-    num_tokens: pulumi.Output[int | None]
-    usable: pulumi.Output[bool]
-    reason: pulumi.Output[str | None]
-    notes: pulumi.Output[list[str]]
-    optimization_types: pulumi.Output[list[str]]
-    optimization_config: pulumi.Output[dict[str, str]]
-    environment_variables: pulumi.Output[dict[str, str]]
-    description: pulumi.Output[str | None]
-    expected_performance: pulumi.Output[list[dict[str, Any]]]
-    instance_type: pulumi.Output[str | None]
-    model_package_arn: pulumi.Output[str | None]
-    artifact_uris: pulumi.Output[list[str]]
-
-    def __init__(
-        self,
-        resource_name: str,
-        args: SpeculativeRecommendationArgs,
-        opts: pulumi.ResourceOptions | None = None,
-        provider: RecommendationProvider | None = None,
-    ) -> None:
-        # Outputs must be present (as None) in props to be exposed (pulumi/pulumi#6678).
-        props = {**args.to_props(), **dict.fromkeys(OUTPUT_KEYS)}
-        super().__init__(provider or RecommendationProvider(), resource_name, props, opts)
