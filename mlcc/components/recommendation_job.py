@@ -23,6 +23,7 @@ from mlcc.speculative import SpeculativeSpec
 from mlcc.speculative_choice import SpeculativeChoice, choose_speculative
 
 RESOURCE_NAME = "speculative-recommendation"
+FORMER_RUN_TYPE = "pulumi-python:dynamic/hp:SpeculativeRecommendation"
 # The outputs choose_speculative reads.
 CHOICE_OUTPUTS = ("usable", "algorithm", "draft_model", "num_tokens", "reason")
 
@@ -82,8 +83,10 @@ class RecommendationJob(pulumi.ComponentResource):
     ) -> None:
         super().__init__("hp:index:RecommendationJob", name, None, opts)
         inputs = job_inputs(args.settings, args.engine.value, args.stack)
+        # The run's identity before it had a component: a stack from then keeps its (paid) job.
+        former = pulumi.Alias(name=name, type_=FORMER_RUN_TYPE, parent=pulumi.ROOT_STACK_RESOURCE)
         self.run = RecommendationJobRun(
-            f"{name}-run", inputs, pulumi.ResourceOptions(parent=self), provider
+            f"{name}-run", inputs, pulumi.ResourceOptions(parent=self, aliases=[former]), provider
         )
         self.job_name = self.run.job_name
         self.recommended = pulumi.Output.all(
