@@ -53,13 +53,15 @@ def build(config: StackConfig) -> Platform:
 
 
 def _existing(config: StackConfig, cluster: ExistingCluster) -> Platform:
-    existing = existing_cluster.lookup(cluster.name_or_arn)
+    existing = existing_cluster.lookup(cluster.name_or_arn, region=existing_cluster.stack_region())
     existing.instance_types.apply(
         lambda types: existing_cluster.warn_if_type_missing(config.instance_type, types)
     )
     image = build_image(config, pull_role_arns=existing.execution_role_arns)
     access = ExistingClusterAccess("existing-cluster", ExistingClusterAccessArgs(existing))
-    return Platform(image, access.provider, outputs={"image": image.ref})
+    # The same outputs as create mode, so `aws eks update-kubeconfig` works in both.
+    outputs = {"image": image.ref, "eksClusterName": existing.eks_cluster_name}
+    return Platform(image, access.provider, outputs=outputs)
 
 
 def build_image(

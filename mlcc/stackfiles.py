@@ -129,11 +129,9 @@ def stack_file(project_dir: Path, stack: str) -> Path:
         if path.is_file():
             return path
     stacks = ", ".join(stack_names(project_dir)) or "none"
-    examples = ", ".join(stack_names(project_dir / EXAMPLES_DIR)) or "none"
-    raise StackFileError(
-        f"no stack file Pulumi.{stack}.yaml; stacks: {stacks}; examples ({EXAMPLES_DIR}/): "
-        f"{examples}"
-    )
+    examples = stack_names(project_dir / EXAMPLES_DIR)
+    in_examples = f"; in {EXAMPLES_DIR}/: {', '.join(examples)}" if examples else ""
+    raise StackFileError(f"no stack file Pulumi.{stack}.yaml; stacks here: {stacks}{in_examples}")
 
 
 def load_stack(project_dir: Path, stack: str) -> dict[str, Any]:
