@@ -89,9 +89,9 @@ class _ValueError(Exception):
         super().__init__(f"{path}: {message}")
 
 
-def shown(value: object) -> str:
+def shown(value: object, *, quoted: bool = True) -> str:
     """A value for an error line: quoted and cut short."""
-    text = repr(value) if isinstance(value, str) else str(value)
+    text = repr(value) if isinstance(value, str) and quoted else str(value)
     if len(text) > _SHOWN_CHARS:
         return f"{text[: _SHOWN_CHARS - 3]}... ({len(text)} characters)"
     return text
@@ -385,14 +385,15 @@ def parse_overrides(assignments: Sequence[str]) -> list[tuple[str, str | None]]:
 def parse_override(key_text: str, value_text: str | None) -> Override:
     head = _KEY_HEAD.match(key_text)
     if not head:
-        raise OverrideError(f"--set {shown(key_text)}: not a config key")
+        raise OverrideError(f"--set {shown(key_text, quoted=False)}: not a config key")
     rest = key_text[head.end() :]
     path: list[PathSegment] = []
     while rest:
         segment = _PATH_SEGMENT.match(rest)
         if not segment:
             raise OverrideError(
-                f"--set {shown(key_text)}: not a config path; use KEY.field, KEY[0] or "
+                f"--set {shown(key_text, quoted=False)}: not a config path; use KEY.field, "
+                "KEY[0] or "
                 'KEY["field.with.dots"], e.g. hp:instanceGroups[0].instanceCount'
             )
         field_name, index, quoted = segment.groups()
