@@ -40,6 +40,7 @@ MAX_EXPANDED_VALUES = 100_000
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 _INTEGER = re.compile(r"^[+-]?\d+$")
+_CONFIG_KEY = re.compile(r"^[^\s:]+:[^\s]+$")
 _SHOWN_CHARS = 40
 
 # YAML 1.2 core schema (what the Pulumi CLI's YAML library resolves plain scalars with).
@@ -91,7 +92,9 @@ class _ValueError(Exception):
 
 def shown(value: object, *, quoted: bool = True) -> str:
     """A value for an error line: quoted and cut short."""
-    text = repr(value) if isinstance(value, str) and quoted else str(value)
+    text = str(value)
+    if isinstance(value, str) and (quoted or not text.isprintable()):
+        text = repr(value)
     if len(text) > _SHOWN_CHARS:
         return f"{text[: _SHOWN_CHARS - 3]}... ({len(text)} characters)"
     return text
@@ -182,7 +185,7 @@ def compose(text: str, source: str) -> yaml.Node | None:
 def _yaml_message(error: yaml.MarkedYAMLError, source: str) -> str:
     mark = error.problem_mark or error.context_mark
     where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-    problem = _one_line(error.problem or error.context or "not valid YAML")
+    problem = _one_line(", ".join(filter(None, [error.context, error.problem])) or "not YAML")
     hint = "; indent with spaces, YAML does not allow tabs" if "\\t" in problem else ""
     return f"{source}: {where}{problem}{hint}"
 
@@ -384,7 +387,7 @@ def parse_overrides(assignments: Sequence[str]) -> list[tuple[str, str | None]]:
 
 def parse_override(key_text: str, value_text: str | None) -> Override:
     head = _KEY_HEAD.match(key_text)
-    if not head:
+    if not head or not key_text.isprintable():
         raise OverrideError(f"--set {shown(key_text, quoted=False)}: not a config key")
     rest = key_text[head.end() :]
     path: list[PathSegment] = []
@@ -517,6 +520,9 @@ def resolve(
     problems: list[Problem] = []
     for key, raw in stack_config.items():
         qualified = _qualify(name, str(key))
+        if not _CONFIG_KEY.match(qualified):
+            problems.append(Problem(shown(qualified), "is not a config key (namespace:name)"))
+            continue
         stored = _stack_value(qualified, raw, problems)
         if stored is not None:
             values[qualified], is_secret = stored

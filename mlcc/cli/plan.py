@@ -114,14 +114,19 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _printable(text: str) -> str:
+    """One line whatever the input held: control characters escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def _usage_error(message: str) -> int:
-    print(f"mlcc plan: error: {message}", file=sys.stderr)
+    print(f"mlcc plan: error: {_printable(message)}", file=sys.stderr)
     return EXIT_USAGE
 
 
 def _config_errors(lines: list[str]) -> int:
     for line in lines:
-        print(f"error: {line}", file=sys.stderr)
+        print(f"error: {_printable(line)}", file=sys.stderr)
     print(f"{len(lines)} configuration error(s); nothing would be created", file=sys.stderr)
     return EXIT_CONFIG
 
@@ -178,7 +183,7 @@ def _evaluate(
     finally:
         logging.getLogger().removeHandler(collector)
     for message in collector.messages:
-        print(f"warning: {message}", file=sys.stderr)
+        print(f"warning: {_printable(message)}", file=sys.stderr)
     registered = [
         plan_report.Registered(r.type, r.name, r.urn, r.parent, r.redacted_inputs, r.custom)
         for r in result.registrations
