@@ -200,7 +200,7 @@ def ci_command() -> str:
 def test_the_ci_command_installs_dev_extras_and_runs_pytest() -> None:
     makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
     assert ci_command() == "make test"
-    assert "pip install --quiet -e '.[dev]'" in makefile
+    assert "pip install --progress-bar on -e '.[dev]'" in makefile
     assert "$(BIN)/python -m pytest" in makefile
 
 
@@ -381,3 +381,20 @@ def test_the_test_job_caches_mypy(path: Path) -> None:
     assert cache["with"]["restore-keys"].strip()
     steps = job["steps"]
     assert steps.index(cache) < next(i for i, s in enumerate(steps) if s.get("run") == "make test")
+
+
+def test_the_first_make_says_what_it_installs_and_how_long_it_takes(tmp_path: Path) -> None:
+    """`make plan` on a fresh clone: the set-up announces itself before minutes of pip."""
+    venv = tmp_path / "venv"
+    result = subprocess.run(
+        ["make", "-n", "plan", f"VENV={venv}"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f'echo "==> Creating {venv}: mlcc, its pinned Pulumi SDKs')
+    assert "minutes" in lines[1] + lines[2]
+    creates = next(i for i, line in enumerate(lines) if "-m venv" in line)
+    assert creates > 2 and lines[-1] == f"{venv}/bin/mlcc plan --stack dev"
