@@ -100,7 +100,7 @@ def test_a_file_that_is_not_utf8_is_a_file_error(tmp_path: Path) -> None:
 def test_top_level_values_keep_their_text_as_the_cli_does(tmp_path: Path) -> None:
     values = resolved(MODEL + "  hp:kubernetesVersion: 1.30\n", tmp_path=tmp_path)
     assert values["hp:kubernetesVersion"] == "1.30"
-    with pytest.raises(stackfiles.StackConfigError, match="'integer' .*, got '0x10'"):
+    with pytest.raises(stackfiles.StackConfigError, match=r"'integer' .*, got '0x10'"):
         resolved(MODEL + "  hp:replicas: 0x10\n", tmp_path=tmp_path)
 
 

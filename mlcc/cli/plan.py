@@ -132,8 +132,13 @@ def _config_errors(lines: list[str]) -> int:
 
 
 def _check_out_dir(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out}: is a file; give a folder (default {DEFAULT_OUT})")
+    """The nearest existing folder on the way to `out` must be a folder, not a file."""
+    for candidate in (out, *out.parents):
+        if candidate.exists():
+            if not candidate.is_dir():
+                where = "is a file" if candidate == out else f"is inside the file {candidate}"
+                raise UsageError(f"--out {out}: {where}; give a folder (default {DEFAULT_OUT})")
+            return
 
 
 def _load_baseline(directory: Path) -> list[dict[str, Any]]:
