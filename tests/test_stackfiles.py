@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from program_runs import IMAGE, REPO
 
@@ -246,6 +246,11 @@ mutated_documents = st.tuples(yaml_documents, st.integers(0, 400), noise).map(
     lambda t: t[0][: t[1]] + t[2] + t[0][t[1] :]
 )
 stack_texts = st.one_of(st.text(max_size=200), yaml_documents, mutated_documents)
+DEV_TEXT = (REPO / "Pulumi.dev.yaml").read_text(encoding="utf-8")
+# The dev stack, whole or with noise: most of these reach the program itself.
+dev_texts = st.just(DEV_TEXT) | st.tuples(st.integers(0, len(DEV_TEXT)), noise).map(
+    lambda t: DEV_TEXT[: t[0]] + t[1] + DEV_TEXT[t[0] :]
+)
 set_keys = st.one_of(
     st.sampled_from(
         ["hp:tags.owner", "hp:instanceGroups[0].instanceCount", "hp:engineArgs", "tags[1]"]
@@ -257,6 +262,20 @@ set_values = st.one_of(
 )
 assignments = st.lists(
     st.tuples(set_keys, set_values).map(lambda kv: f"{kv[0]}={kv[1]}") | st.text(max_size=20),
+    max_size=3,
+)
+plausible_sets = st.lists(
+    st.sampled_from(
+        [
+            "hp:tags.owner=alice",
+            "hp:engineArgs.seed=3",
+            "hp:replicas=2",
+            "hp:speculativeAlgorithm=ngram",
+            "hp:speculativeNumTokens=3",
+            "hp:instanceGroups[0].instanceCount=0",
+            "hp:engineArgs={max-model-len: 4096}",
+        ]
+    ),
     max_size=3,
 )
 EXPECTED = (stackfiles.StackFileError, stackfiles.StackConfigError, stackfiles.OverrideError)
@@ -292,8 +311,8 @@ def fuzz_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 CLEAR_LINE = ("error: ", "warning: ", "mlcc plan: error: ", "usage: ", "  ")
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(text=stack_texts, sets=assignments)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=stack_texts | dev_texts, sets=plausible_sets | assignments)
 def test_mlcc_plan_exits_0_1_or_2_with_clear_lines(
     fuzz_project: Path, text: str, sets: list[str], monkeypatch_module: Any
 ) -> None:
@@ -314,6 +333,7 @@ def test_mlcc_plan_exits_0_1_or_2_with_clear_lines(
         except SystemExit as exit_:  # argparse's own usage errors
             code = int(exit_.code or 0)
     err = stderr.getvalue()
+    event(f"exit {code}")
     assert code in {0, 1, 2}, err
     assert "Traceback" not in err + stdout.getvalue()
     assert "the program failed" not in err, err  # a crash the config checks should have caught
