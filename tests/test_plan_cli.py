@@ -485,3 +485,21 @@ def test_example_stacks_plan_from_the_examples_folder(
     out = capsys.readouterr().out
     assert out.startswith("stack existing: existing-cluster mode (HyperPod cluster arn:aws:")
     assert "  eksClusterName: existing-eks" in out.splitlines()
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
+    """`mlcc plan | head -1`: the pipe is closed (here before the first line) while printing."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mlcc", "plan", "--out", str(tmp_path), f"--set=hp:image={IMAGE}"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        bufsize=1,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # long before the plan prints: its first write hits a closed pipe
+    stderr = process.stderr.read()
+    assert process.wait(timeout=120) == 0, stderr
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
+    assert (tmp_path / "plan.json").is_file()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import shutil
 import sys
 from collections.abc import Mapping
@@ -105,12 +106,16 @@ def run(args: argparse.Namespace) -> int:
     resources = plan_report.tree_order(registered)
     outputs = _portable(dict(sorted(program_outputs.items())), project_dir)
     resources = [_portable_resource(r, project_dir) for r in resources]
-    _print_report(args.stack, values.values, resources, outputs, baseline, args.diff)
     try:
         _write(resources, outputs, args.out)
     except OSError as error:
         return _usage_error(f"--out {args.out}: cannot write the plan ({error.strerror})")
-    print(f"\nwrote {args.out / PLAN_FILE} and {args.out / 'manifests'}/")
+    try:
+        _print_report(args.stack, values.values, resources, outputs, baseline, args.diff)
+        print(f"\nwrote {args.out / PLAN_FILE} and {args.out / 'manifests'}/")
+        sys.stdout.flush()
+    except BrokenPipeError:  # `mlcc plan | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return EXIT_OK
 
 
