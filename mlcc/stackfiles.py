@@ -56,7 +56,7 @@ _CORE_FLOAT = re.compile(
 
 # `--set` keys: `hp:key`, then `.field`, `[0]` or `["field.with.dots"]` segments.
 _KEY_HEAD = re.compile(r"^[^.\[\]\s]+")
-_PATH_SEGMENT = re.compile(r'\.([^.\[\]"\s]+)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]')
+_PATH_SEGMENT = re.compile(r'\.([^.\[\]"\s]+)|\.?\[(\d+)\]|\.?\["((?:[^"\\]|\\.)*)"\]')
 STRUCTURED_FORMS = (
     'JSON ({"max-model-len": 8192}) or YAML flow syntax ({max-model-len: 8192}, [a, b])'
 )

@@ -150,13 +150,19 @@ def test_paths_edit_the_structured_value_and_create_what_is_missing(tmp_path: Pa
         MODEL + "  hp:tags: {team: a}\n",
         "hp:tags.owner=alice",
         'hp:tags["cost.center"]=42',
+        'hp:tags.["x.y"]=z',
         "hp:instanceGroups[0].name=gpu",
         "hp:instanceGroups[0].instanceCount=2",
         "hp:instanceGroups[0].deepHealthChecks[0]=InstanceStress",
         "engineArgs.enforce-eager=true",
         tmp_path=tmp_path,
     )
-    assert json.loads(values["hp:tags"]) == {"team": "a", "owner": "alice", "cost.center": 42}
+    assert json.loads(values["hp:tags"]) == {
+        "team": "a",
+        "owner": "alice",
+        "cost.center": 42,
+        "x.y": "z",
+    }
     assert json.loads(values["hp:instanceGroups"]) == [
         {"name": "gpu", "instanceCount": 2, "deepHealthChecks": ["InstanceStress"]}
     ]
