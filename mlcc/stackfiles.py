@@ -396,8 +396,7 @@ def parse_override(key_text: str, value_text: str | None) -> Override:
         if not segment:
             raise OverrideError(
                 f"--set {shown(key_text, quoted=False)}: not a config path; use KEY.field, "
-                "KEY[0] or "
-                'KEY["field.with.dots"], e.g. hp:instanceGroups[0].instanceCount'
+                'KEY[0] or KEY["field.with.dots"], e.g. hp:instanceGroups[0].instanceCount'
             )
         field_name, index, quoted = segment.groups()
         path.append(int(index) if index is not None else field_name or _unescape(quoted))
