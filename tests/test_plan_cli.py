@@ -503,3 +503,19 @@ def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
     assert process.wait(timeout=120) == 0, stderr
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
     assert (tmp_path / "plan.json").is_file()
+
+
+EXAMPLE_STACKS = sorted(
+    p.name[len("Pulumi.") : -len(".yaml")] for p in (REPO / "examples").glob("Pulumi.*.yaml")
+)
+
+
+@pytest.mark.parametrize("stack", EXAMPLE_STACKS)
+def test_every_example_stack_plans_offline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], stack: str
+) -> None:
+    """No workflow previews examples/ (placeholder values): this is their check."""
+    monkeypatch.chdir(REPO)
+    assert main(["plan", "--stack", stack, "--out", str(tmp_path)]) == 0, capsys.readouterr().err
+    assert capsys.readouterr().out.startswith(f"stack {stack}: ")
+    assert (tmp_path / "plan.json").is_file()
