@@ -6,10 +6,16 @@ STACK ?= dev
 
 .PHONY: plan test lint typecheck
 
+# First run only (again when pyproject.toml changes): say what takes minutes, and let pip show
+# each package as it downloads and installs instead of staying silent.
 $(BIN)/mlcc: pyproject.toml
+	@echo "==> Creating $(VENV): mlcc, its pinned Pulumi SDKs and the test tools (first run only)."
+	@echo "    About 1.3 GB installed, mostly pulumi-aws and pulumi-aws-native: typically 3-8"
+	@echo "    minutes; the longest quiet stretch is 'Installing collected packages' (2-4 min)."
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --progress-bar on -e '.[dev]'
+	@echo "==> $(VENV) is ready; later runs reuse it."
 	touch $@
 
 plan: $(BIN)/mlcc

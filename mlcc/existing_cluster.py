@@ -2,12 +2,14 @@
 
 A HyperPod ARN is resolved with the aws-native `sagemaker:getCluster` invoke (Cloud Control
 identifies the cluster by ARN only); a bare name needs SageMaker's DescribeCluster, which no
-Pulumi provider exposes, so it is called with boto3 at program start.
+Pulumi provider exposes, so it is called with boto3 at program start, in the stack's region
+(`aws:region`), not in whatever region the environment defaults to.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +75,11 @@ class ExistingHyperPod:
     execution_role_arns: pulumi.Output[list[str]]
     instance_types: pulumi.Output[list[str]]
 
+    @property
+    def eks_cluster_name(self) -> pulumi.Output[str]:
+        """What `aws eks update-kubeconfig --name` takes."""
+        return self.eks_cluster_arn.apply(arn_resource_name)
+
 
 @dataclass(frozen=True)
 class Described:
@@ -99,7 +106,25 @@ def describe(hyperpod_name: str, client: SageMakerClient) -> Described:
     )
 
 
-def lookup(name_or_arn: str) -> ExistingHyperPod:
+def stack_region() -> str | None:
+    """The stack's region, `aws:region`, as the AWS provider reads it."""
+    return pulumi.Config("aws").get("region")
+
+
+def sagemaker_client(region: str | None) -> SageMakerClient:
+    """A SageMaker client in `region`; None falls back to the environment, as the provider does."""
+    import boto3
+
+    return boto3.client("sagemaker", region_name=region)
+
+
+ClientFactory = Callable[[str | None], "SageMakerClient"]
+
+
+def lookup(
+    name_or_arn: str, *, region: str | None = None, client_factory: ClientFactory | None = None
+) -> ExistingHyperPod:
+    """The EKS cluster and instance groups behind a HyperPod cluster (ARN, or name in `region`)."""
     if name_or_arn.startswith("arn:"):
         found = aws_native.sagemaker.get_cluster_output(cluster_arn=name_or_arn)
         return ExistingHyperPod(
@@ -111,7 +136,7 @@ def lookup(name_or_arn: str) -> ExistingHyperPod:
                 lambda groups: _group_values(groups, "instance_type", "instanceType")
             ),
         )
-    described = _describe_by_name(name_or_arn)
+    described = _describe_by_name(name_or_arn, region, client_factory or sagemaker_client)
     return ExistingHyperPod(
         eks_cluster_arn=pulumi.Output.from_input(described.eks_cluster_arn),
         execution_role_arns=pulumi.Output.from_input(described.execution_role_arns),
@@ -119,16 +144,22 @@ def lookup(name_or_arn: str) -> ExistingHyperPod:
     )
 
 
-def _describe_by_name(name: str) -> Described:
-    import boto3
-    from botocore.exceptions import BotoCoreError, ClientError
+def _describe_by_name(name: str, region: str | None, client_factory: ClientFactory) -> Described:
+    from botocore.exceptions import BotoCoreError, ClientError, NoRegionError
 
     try:
-        return describe(name, boto3.client("sagemaker"))
-    except (BotoCoreError, ClientError) as error:
+        return describe(name, client_factory(region))
+    except NoRegionError:
         raise pulumi.RunError(
-            f"hp:clusterName: cannot look up HyperPod cluster {name!r} ({error}); "
-            "check the name and AWS credentials, or give the cluster's ARN"
+            f"hp:clusterName: looking up HyperPod cluster {name!r} needs the stack's region; "
+            "set it with `pulumi config set aws:region <region>`, or give the cluster's ARN"
+        ) from None
+    except (BotoCoreError, ClientError) as error:
+        where = f" in {region}" if region else ""
+        raise pulumi.RunError(
+            f"hp:clusterName: cannot look up HyperPod cluster {name!r}{where} ({error}); "
+            "check the name, the region (aws:region) and AWS credentials, or give the "
+            "cluster's ARN"
         ) from None
 
 

@@ -4,7 +4,7 @@ Used by `mlcc plan` and by the component tests. No CLI, plugins or cloud are inv
 resource registration is recorded with its type, name, parent and inputs, and answered with its
 inputs plus plausible computed outputs (ARNs, ids) so that dependent resources can be built.
 The monitor does not advertise resource references, which avoids the mock runtime's
-cross-event-loop failures (pulumi/pulumi#6561; reference/pulumi-testing.md gotcha 2).
+cross-event-loop failures (pulumi/pulumi#6561).
 """
 
 from __future__ import annotations
@@ -73,7 +73,8 @@ class OfflineRun:
 
 def _normalise(value: Any, *, reveal: bool) -> Any:
     if rpc.is_rpc_secret(value):
-        return _normalise(rpc.unwrap_rpc_secret(value), reveal=True) if reveal else REDACTED
+        revealed = _normalise(rpc.unwrap_rpc_secret(value), reveal=True)
+        return revealed if reveal else _redacted(revealed)
     if isinstance(value, dict):
         return {k: _normalise(v, reveal=reveal) for k, v in value.items()}
     if isinstance(value, list):
@@ -83,6 +84,16 @@ def _normalise(value: Any, *, reveal: bool) -> Any:
     if isinstance(value, pulumi.FileAsset):  # compare and show file assets by their path
         return {"fileAsset": str(value.path)}
     return value
+
+
+def _redacted(value: Any) -> Any:
+    """A secret's shape with every value replaced: a Secret's `stringData` keeps its keys, so the
+    redacted manifest stays a valid object."""
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return REDACTED
 
 
 def fake_arn(service: str, kind: str, name: str) -> str:

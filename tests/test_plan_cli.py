@@ -12,14 +12,21 @@ import pytest
 import yaml
 from crd_schema import assert_valid_manifest
 from env_contract import DRAFT, ENGINE_SETTINGS, SPECULATIVE_ENV
-from program_runs import IMAGE, REPO
+from program_runs import CR_TYPE, IMAGE, REPO
 
 from mlcc.cli import main
 
 
-def plan(tmp_path: Path, *sets: str, monkeypatch: pytest.MonkeyPatch, stack: str = "dev") -> int:
+def plan(
+    tmp_path: Path,
+    *sets: str,
+    monkeypatch: pytest.MonkeyPatch,
+    stack: str = "dev",
+    diff: Path | None = None,
+) -> int:
     monkeypatch.chdir(REPO)
     argv = ["plan", "--stack", stack, "--out", str(tmp_path), "--set", f"hp:image={IMAGE}"]
+    argv += ["--diff", str(diff)] if diff else []
     for assignment in sets:
         argv += ["--set", assignment]
     return main(argv)
@@ -56,7 +63,7 @@ def test_speculation_off_renders_no_speculative_variable(
     )
     env = cr_manifest(tmp_path)["spec"]["worker"]["environmentVariables"]
     assert not [e for e in env if "SPECULATIVE" in e["name"]]
-    assert "speculative decoding (endpoint): off" in capsys.readouterr().out
+    assert "  speculative: off" in capsys.readouterr().out.splitlines()
 
 
 @pytest.mark.parametrize(
@@ -134,11 +141,16 @@ def test_plan_json_and_secrets_redacted(tmp_path: Path, monkeypatch: pytest.Monk
     assert main(["plan", "--stack", "secret", "--out", str(out)]) == 0
     document = json.loads((out / "plan.json").read_text())
     secret = next(r for r in document["resources"] if r["type"] == "kubernetes:core/v1:Secret")
-    assert secret["inputs"]["stringData"] == "[secret]"
+    assert secret["inputs"]["stringData"] == {"token": "[secret]"}
     assert secret["parent"] == "hp:index:EndpointNamespace::namespace"
     rendered = "".join(p.read_text() for p in (out / "manifests").glob("*.yaml"))
     assert "ciphertext" not in rendered and "ciphertext" not in json.dumps(document)
-    assert "[secret]" in rendered
+    (manifest_path,) = (out / "manifests").glob("*-secret-*.yaml")
+    manifest = yaml.safe_load(manifest_path.read_text())
+    # Still a valid Secret: stringData is a map of strings (keys kept, values redacted).
+    assert manifest["apiVersion"] == "v1" and manifest["kind"] == "Secret"
+    assert manifest["stringData"] == {"token": "[secret]"}
+    assert manifest["metadata"]["name"] == "hp-secret-hf-token"
 
 
 def test_usage_errors_exit_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -181,3 +193,242 @@ def test_console_script_end_to_end(tmp_path: Path) -> None:
         check=False,
     )
     assert bad.returncode == 1 and "error: hp:engine: must be vllm or sglang" in bad.stderr
+
+
+# --- --set like `pulumi config set --path` --------------------------------------------------
+
+
+def planned(out: Path) -> list[dict[str, Any]]:
+    resources: list[dict[str, Any]] = json.loads((out / "plan.json").read_text())["resources"]
+    return resources
+
+
+def one(out: Path, type_token: str) -> dict[str, Any]:
+    (found,) = [r for r in planned(out) if r["type"] == type_token]
+    return found
+
+
+def cr_env(out: Path) -> dict[str, str]:
+    variables = cr_manifest(out)["spec"]["worker"]["environmentVariables"]
+    return {e["name"]: e["value"] for e in variables if "value" in e}
+
+
+def test_path_style_sets_land_in_the_planned_resources(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code = plan(
+        tmp_path,
+        "hp:tags.owner=alice",
+        "hp:instanceGroups[0].instanceCount=2",
+        "hp:engineArgs.enforce-eager=true",
+        monkeypatch=monkeypatch,
+    )
+    assert code == 0
+    hyperpod = one(tmp_path, "aws-native:sagemaker:Cluster")["inputs"]
+    assert hyperpod["instanceGroups"][0]["instanceCount"] == 2
+    assert hyperpod["instanceGroups"][0]["instanceType"] == "ml.g5.12xlarge"  # kept
+    vpc = one(tmp_path, "aws:ec2/vpc:Vpc")["inputs"]
+    assert vpc["tags"]["owner"] == "alice" and vpc["tags"]["team"] == "ml-platform"
+    env = cr_env(tmp_path)
+    assert env["SM_VLLM_ENFORCE_EAGER"] == "true"
+    assert env["SM_VLLM_MAX_MODEL_LEN"] == "8192"  # the stack's other engine arg is kept
+
+
+@pytest.mark.parametrize(
+    "value", ["{max-model-len: 4096, seed: 7}", '{"max-model-len": 4096, "seed": 7}']
+)
+def test_map_values_are_accepted_as_yaml_flow_or_json(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    assert plan(tmp_path, f"hp:engineArgs={value}", monkeypatch=monkeypatch) == 0
+    env = cr_env(tmp_path)
+    assert (env["SM_VLLM_MAX_MODEL_LEN"], env["SM_VLLM_SEED"]) == ("4096", "7")
+
+
+@pytest.mark.parametrize(
+    "assignment",
+    [
+        "hp:engineArgs={max-model-len 8192",
+        "hp:engineArgs=[1, 2",
+        "hp:engineArgs={a: 1e999}",
+        "hp:tags[=x",
+        "hp:instanceGroups[5].instanceCount=2",
+        "hp:model.name=x",
+    ],
+)
+def test_a_malformed_set_is_one_usage_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    assignment: str,
+) -> None:
+    assert plan(tmp_path, assignment, monkeypatch=monkeypatch) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"mlcc plan: error: --set {assignment.partition('=')[0]}")
+    assert not (tmp_path / "plan.json").exists()
+
+
+def test_a_malformed_map_says_which_forms_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert plan(tmp_path, "hp:engineArgs={max-model-len 8192", monkeypatch=monkeypatch) == 2
+    err = capsys.readouterr().err
+    assert 'JSON ({"max-model-len": 8192}) or YAML flow syntax ({max-model-len: 8192}' in err
+
+
+# --- what a person reads and a reviewer diffs ---------------------------------------------
+
+
+def test_two_runs_write_identical_plans_and_print_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = []
+    for _ in range(2):
+        assert plan(tmp_path, monkeypatch=monkeypatch) == 0
+        manifests = {p.name: p.read_bytes() for p in (tmp_path / "manifests").iterdir()}
+        runs.append(((tmp_path / "plan.json").read_bytes(), manifests, capsys.readouterr().out))
+    assert runs[0] == runs[1]
+    assert str(REPO) not in runs[0][0].decode()  # paths relative: plans diff across clones
+
+
+def test_the_headline_names_stack_mode_region_engine_model_and_instances(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = plan(tmp_path, "aws:region=eu-west-1", "replicas=2", monkeypatch=monkeypatch)
+    assert code == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == (
+        "stack dev: create mode (new VPC, EKS and HyperPod cluster), region eu-west-1"
+    )
+    assert lines[1] == "GPU nodes: ml.g5.12xlarge x 1 (group g5-inference)"
+    assert lines[2] == (
+        "endpoint hp-dev (inference): vllm 0.27.1, meta-llama/Llama-3.1-8B-Instruct, "
+        "ml.g5.12xlarge x 2"
+    )
+    assert lines[3] == "  speculative: eagle3"
+
+
+def test_the_resources_print_as_a_tree_of_at_most_100_columns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert plan(tmp_path, "endpointName=" + "e" * 63, monkeypatch=monkeypatch) == 0
+    out = capsys.readouterr().out.splitlines()
+    start = next(i for i, line in enumerate(out) if line.startswith("resources ("))
+    tree = out[start + 1 : out.index("", start)]
+    assert len(tree) == len(planned(tmp_path)) == int(out[start].split("(")[1].split(")")[0])
+    assert all(len(line) <= 100 for line in tree)
+    endpoint_at = tree.index("endpoint  hp:index:InferenceEndpoint")
+    assert tree[endpoint_at + 1].startswith("├─ endpoint  kubernetes:")
+    children = [
+        r for r in planned(tmp_path) if r["parent"] == "hp:index:InferenceEndpoint::endpoint"
+    ]
+    assert len(children) == 2
+
+
+def test_the_diff_marks_only_the_endpoint_after_a_speculative_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, head = tmp_path / "base", tmp_path / "head"
+    assert plan(base, monkeypatch=monkeypatch) == 0
+    capsys.readouterr()
+    code = plan(head, "speculativeNumTokens=3", monkeypatch=monkeypatch, diff=base)
+    assert code == 0
+    lines = capsys.readouterr().out.splitlines()
+    marked = [line for line in lines if line[:2] in {"+ ", "- ", "~ "}]
+    assert marked == [f"~ {CR_TYPE}  endpoint"]
+    paths = lines[lines.index(marked[0]) + 1 :]
+    assert "    spec.worker.environmentVariables[name=SM_VLLM_SPECULATIVE_CONFIG].value" in paths
+    assert "0 to create, 1 to change, 0 to delete" in "\n".join(lines)
+
+
+def test_the_diff_marks_a_resource_that_is_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = tmp_path / "base"
+    assert plan(base, monkeypatch=monkeypatch) == 0
+    capsys.readouterr()
+    assert plan(tmp_path / "head", "namespace=default", monkeypatch=monkeypatch, diff=base) == 0
+    marked = [line for line in capsys.readouterr().out.splitlines() if line[:2] in {"- ", "+ "}]
+    assert marked == ["- kubernetes:core/v1:Namespace  endpoint-namespace"]
+
+
+def plan_args(tmp_path: Path, *argv: str, monkeypatch: pytest.MonkeyPatch) -> int:
+    monkeypatch.chdir(REPO)
+    return main(["plan", "--set", f"hp:image={IMAGE}", *argv])
+
+
+def test_diff_without_an_earlier_plan_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--out", str(tmp_path / "out"), "--diff", str(tmp_path / "nothing")]
+    assert plan_args(tmp_path, *argv, monkeypatch=monkeypatch) == 2
+    assert f"no plan.json there; write one first with `mlcc plan --out {tmp_path / 'nothing'}`" in (
+        capsys.readouterr().err
+    )
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "plan.json").write_text("[1, 2]")
+    argv = ["--out", str(tmp_path / "out"), "--diff", str(tmp_path / "bad")]
+    assert plan_args(tmp_path, *argv, monkeypatch=monkeypatch) == 2
+
+
+def test_out_naming_a_file_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    existing = tmp_path / "plan.txt"
+    existing.write_text("keep me")
+    assert plan_args(tmp_path, "--out", str(existing), monkeypatch=monkeypatch) == 2
+    assert capsys.readouterr().err == (
+        f"mlcc plan: error: --out {existing}: is a file; give a folder (default build/plan)\n"
+    )
+    assert existing.read_text() == "keep me"
+
+
+@pytest.mark.parametrize("stack", ["../Pulumi", "a/b", "", "x" * 101])
+def test_a_stack_name_that_is_not_one_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stack: str
+) -> None:
+    assert plan(tmp_path, monkeypatch=monkeypatch, stack=stack) == 2
+
+
+def test_example_stacks_plan_from_the_examples_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert not (REPO / "Pulumi.existing.yaml").exists()
+    assert plan(tmp_path, monkeypatch=monkeypatch, stack="existing") == 0
+    out = capsys.readouterr().out
+    assert out.startswith("stack existing: existing-cluster mode (HyperPod cluster arn:aws:")
+    assert "  eksClusterName: existing-eks" in out.splitlines()
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path: Path) -> None:
+    """`mlcc plan | head -1`: the pipe is closed (here before the first line) while printing."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mlcc", "plan", "--out", str(tmp_path), f"--set=hp:image={IMAGE}"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        bufsize=1,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # long before the plan prints: its first write hits a closed pipe
+    stderr = process.stderr.read()
+    assert process.wait(timeout=120) == 0, stderr
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
+    assert (tmp_path / "plan.json").is_file()
+
+
+EXAMPLE_STACKS = sorted(
+    p.name[len("Pulumi.") : -len(".yaml")] for p in (REPO / "examples").glob("Pulumi.*.yaml")
+)
+
+
+@pytest.mark.parametrize("stack", EXAMPLE_STACKS)
+def test_every_example_stack_plans_offline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], stack: str
+) -> None:
+    """No workflow previews examples/ (placeholder values): this is their check."""
+    monkeypatch.chdir(REPO)
+    assert main(["plan", "--stack", stack, "--out", str(tmp_path)]) == 0, capsys.readouterr().err
+    assert capsys.readouterr().out.startswith(f"stack {stack}: ")
+    assert (tmp_path / "plan.json").is_file()

@@ -1,37 +1,77 @@
-"""`mlcc plan`: evaluate the real program offline and show what `pulumi up` would create."""
+"""`mlcc plan`: evaluate the real program offline and show what `pulumi up` would create.
+
+Prints a headline (stack, mode, region, GPU nodes, and per endpoint the engine, model, instance
+type x count and speculative settings), the resources as a tree, the stack outputs, and writes
+`plan.json` and the Kubernetes manifests, byte-identical for the same inputs. `--diff DIR`
+prints per resource what changed against the plan.json in DIR instead of the tree.
+
+Exit codes: 0 planned; 1 configuration errors (one `error: hp:key: ...` line each, nothing is
+written); 2 usage or file errors (a malformed `--set`, an unreadable stack file, `--out`
+naming a file, no plan.json for `--diff`).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import logging
+import os
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from mlcc import plan_report
+from mlcc.plan_report import CR_TYPE, PlannedResource
+
 DEFAULT_OUT = Path("build/plan")
-CR_TYPE = "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig"
+PLAN_FILE = "plan.json"
+EXIT_OK, EXIT_CONFIG, EXIT_USAGE = 0, 1, 2
+
+__all__ = ["CR_TYPE", "ordered", "run", "speculative_flags"]
+ordered = plan_report.ordered
+
+
+class UsageError(Exception):
+    pass
 
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "plan",
         help="evaluate the program offline: resources, speculative settings, manifests",
-        description="Run __main__.py under Pulumi's mock runtime with a stack's config.",
+        description=(
+            "Run __main__.py under Pulumi's mock runtime with a stack's config. Exit codes: "
+            "0 planned, 1 configuration errors, 2 usage or file errors."
+        ),
     )
-    parser.add_argument("--stack", default="dev", help="stack name (Pulumi.<stack>.yaml)")
+    parser.add_argument(
+        "--stack",
+        default="dev",
+        help="stack name: Pulumi.<stack>.yaml in this folder, else in examples/",
+    )
     parser.add_argument(
         "--set",
         dest="overrides",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a config value (hp: prefix optional); KEY= removes the key",
+        help=(
+            "override a config value like `pulumi config set [--path]` (hp: prefix optional): "
+            "hp:tags.owner=alice, 'hp:instanceGroups[0].instanceCount=2', "
+            "'hp:engineArgs={max-model-len: 8192}' (JSON or YAML flow); KEY= removes the key"
+        ),
     )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
+    parser.add_argument(
+        "--diff",
+        type=Path,
+        metavar="DIR",
+        help="compare with DIR/plan.json (an earlier --out): + new, - gone, ~ changed inputs",
+    )
     parser.set_defaults(run=run)
 
 
@@ -50,26 +90,85 @@ def run(args: argparse.Namespace) -> int:
     project_dir = Path.cwd()
     try:
         overrides = stackfiles.parse_overrides(args.overrides)
+        _check_out_dir(args.out)
+        baseline = _load_baseline(args.diff) if args.diff else None
         project = stackfiles.load_project(project_dir)
         stack_config = stackfiles.load_stack(project_dir, args.stack)
-    except (ValueError, stackfiles.StackFileError) as error:
-        print(f"mlcc plan: error: {error}", file=sys.stderr)
-        return 2
-    try:
         values = stackfiles.resolve(project, stack_config, stack=args.stack, overrides=overrides)
+    except (UsageError, stackfiles.StackFileError, stackfiles.OverrideError) as error:
+        return _usage_error(str(error))
     except stackfiles.StackConfigError as error:
         return _config_errors([str(p) for p in error.problems])
-    return _evaluate(project_dir, str(project["name"]), args.stack, values, args.out)
+    evaluated = _evaluate(project_dir, str(project["name"]), args.stack, values)
+    if isinstance(evaluated, int):
+        return evaluated
+    registered, program_outputs = evaluated
+    resources = plan_report.tree_order(registered)
+    outputs = _portable(dict(sorted(program_outputs.items())), project_dir)
+    resources = [_portable_resource(r, project_dir) for r in resources]
+    try:
+        _write(resources, outputs, args.out)
+    except OSError as error:
+        return _usage_error(f"--out {args.out}: cannot write the plan ({error.strerror})")
+    try:
+        _print_report(args.stack, values.values, resources, outputs, baseline, args.diff)
+        print(f"\nwrote {args.out / PLAN_FILE} and {args.out / 'manifests'}/")
+        sys.stdout.flush()
+    except BrokenPipeError:  # `mlcc plan | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return EXIT_OK
+
+
+def _printable(text: str) -> str:
+    """One line whatever the input held: control characters escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _usage_error(message: str) -> int:
+    print(f"mlcc plan: error: {_printable(message)}", file=sys.stderr)
+    return EXIT_USAGE
 
 
 def _config_errors(lines: list[str]) -> int:
     for line in lines:
-        print(f"error: {line}", file=sys.stderr)
+        print(f"error: {_printable(line)}", file=sys.stderr)
     print(f"{len(lines)} configuration error(s); nothing would be created", file=sys.stderr)
-    return 1
+    return EXIT_CONFIG
 
 
-def _evaluate(project_dir: Path, project: str, stack: str, values: Any, out: Path) -> int:
+def _check_out_dir(out: Path) -> None:
+    """The nearest existing folder on the way to `out` must be a folder, not a file."""
+    for candidate in (out, *out.parents):
+        if candidate.exists():
+            if not candidate.is_dir():
+                where = "is a file" if candidate == out else f"is inside the file {candidate}"
+                raise UsageError(f"--out {out}: {where}; give a folder (default {DEFAULT_OUT})")
+            return
+
+
+def _load_baseline(directory: Path) -> list[dict[str, Any]]:
+    path = directory if directory.is_file() else directory / PLAN_FILE
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(
+            f"--diff {directory}: no {PLAN_FILE} there; write one first with "
+            f"`mlcc plan --out {directory}`"
+        ) from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
+        raise UsageError(f"--diff {path}: cannot read it ({type(error).__name__})") from None
+    resources = document.get("resources") if isinstance(document, dict) else None
+    if not isinstance(resources, list) or not all(
+        isinstance(r, dict) and {"type", "name"} <= set(r) for r in resources
+    ):
+        raise UsageError(f"--diff {path}: not a {PLAN_FILE} written by `mlcc plan`")
+    return resources
+
+
+def _evaluate(
+    project_dir: Path, project: str, stack: str, values: Any
+) -> tuple[list[plan_report.Registered], dict[str, Any]] | int:
+    """The offline run's registrations, or an exit code after printing why there are none."""
     import pulumi
 
     from mlcc import offline
@@ -87,25 +186,45 @@ def _evaluate(project_dir: Path, project: str, stack: str, values: Any, out: Pat
     except pulumi.RunError as error:
         lines = [line for line in str(error).splitlines()[1:] if line.strip()]
         return _config_errors(lines or [str(error)])
+    except Exception as error:  # a bug, but the user still gets one line and an exit code
+        return _config_errors(
+            [f"the program failed on this configuration: {type(error).__name__}: {error}"]
+        )
     finally:
         logging.getLogger().removeHandler(collector)
     for message in collector.messages:
-        print(f"warning: {message}", file=sys.stderr)
-    _print_resources(result)
-    _print_speculative(result)
-    _print_outputs(result.outputs)
-    _write(result, out)
-    print(f"\nwrote {out / 'plan.json'} and {out / 'manifests'}/")
-    return 0
+        print(f"warning: {_printable(message)}", file=sys.stderr)
+    registered = [
+        plan_report.Registered(r.type, r.name, r.urn, r.parent, r.redacted_inputs, r.custom)
+        for r in result.registrations
+    ]
+    return registered, result.outputs
 
 
-def _print_resources(result: Any) -> None:
-    rows = [(r.type, r.name) for r in result.registrations]
-    width = max((len(t) for t, _ in rows), default=4)
-    print(f"{'TYPE'.ljust(width)}  NAME")
-    for type_token, name in rows:
-        print(f"{type_token.ljust(width)}  {name}")
-    print(f"{len(rows)} resources")
+def _print_report(
+    stack: str,
+    values: Mapping[str, str],
+    resources: list[PlannedResource],
+    outputs: dict[str, Any],
+    baseline: list[dict[str, Any]] | None,
+    diff_dir: Path | None,
+) -> None:
+    for line in plan_report.headline(stack, values, resources, speculative_flags):
+        print(line)
+    if baseline is None:
+        print(f"\nresources ({len(resources)}):")
+        for line in plan_report.tree_lines(resources):
+            print(line)
+    else:
+        changes = plan_report.diff(baseline, [r.as_json() for r in resources])
+        print(f"\nchanges against {diff_dir}: {plan_report.summary(changes)}")
+        for change in changes:
+            for line in change.lines():
+                print(line)
+    if outputs:
+        print("\noutputs:")
+        for key, value in outputs.items():
+            print(f"  {key}: {'(known after deployment)' if value is None else value}")
 
 
 def speculative_flags(env: dict[str, str]) -> tuple[str | None, str | None]:
@@ -129,75 +248,49 @@ def speculative_flags(env: dict[str, str]) -> tuple[str | None, str | None]:
     return vllm_refusal or config, sglang_refusal or sglang_line
 
 
-def _print_speculative(result: Any) -> None:
-    for cr in result.of_type(CR_TYPE):
-        env_list = cr.redacted_inputs["spec"]["worker"]["environmentVariables"]
-        env = {e["name"]: e["value"] for e in env_list if "value" in e}
-        algorithm = env.get("HP_SPECULATIVE_ALGORITHM")
-        print(f"\nspeculative decoding ({cr.name}): {algorithm or 'off'}")
-        if algorithm:
-            vllm, sglang = speculative_flags(env)
-            print(f"  vLLM   --speculative-config {vllm or '(not accepted by the pinned vLLM)'}")
-            print(f"  SGLang {sglang or '(not accepted by the pinned SGLang)'}")
-
-
-def _print_outputs(outputs: dict[str, Any]) -> None:
-    if outputs:
-        print("\noutputs:")
-        for key, value in outputs.items():
-            print(f"  {key}: {value}")
-
-
-_FIRST_KEYS = ("apiVersion", "kind", "metadata", "name")
-
-
-def ordered(value: Any) -> Any:
-    """Keys in the conventional Kubernetes order (the mock runtime does not keep order)."""
+def _portable(value: Any, project_dir: Path) -> Any:
+    """Paths inside the project folder shown relative to it, so plans diff across checkouts."""
     if isinstance(value, dict):
-        rank = {key: index for index, key in enumerate(_FIRST_KEYS)}
-        keys = sorted(value, key=lambda k: (rank.get(k, len(rank)), k))
-        return {k: ordered(value[k]) for k in keys}
+        return {k: _portable(v, project_dir) for k, v in value.items()}
     if isinstance(value, list):
-        return [ordered(v) for v in value]
+        return [_portable(v, project_dir) for v in value]
+    if isinstance(value, str):
+        prefix = f"{project_dir}/"
+        return value.replace(f"file://{prefix}", "file://").replace(prefix, "")
     return value
 
 
-def _write(result: Any, out: Path) -> None:
+def _portable_resource(resource: PlannedResource, project_dir: Path) -> PlannedResource:
+    return PlannedResource(
+        resource.type,
+        resource.name,
+        resource.parent,
+        resource.depth,
+        _portable(resource.inputs, project_dir),
+        resource.custom,
+    )
+
+
+def _write(resources: list[PlannedResource], outputs: dict[str, Any], out: Path) -> None:
     manifests = out / "manifests"
     if manifests.exists():
         shutil.rmtree(manifests)
     manifests.mkdir(parents=True)
     k8s_objects = [
         r
-        for r in result.registrations
-        if r.type.startswith("kubernetes:") and r.custom and "apiVersion" in r.raw_inputs
+        for r in resources
+        if r.type.startswith("kubernetes:") and r.custom and "apiVersion" in r.inputs
     ]
-    for index, registration in enumerate(k8s_objects, start=1):
-        manifest = ordered(registration.redacted_inputs)
-        kind = str(manifest.get("kind", "object")).lower()
-        path = manifests / f"{index:02d}-{kind}-{registration.name}.yaml"
-        path.write_text(yaml.safe_dump(manifest, sort_keys=False))
-    parents = {r.urn: f"{r.type}::{r.name}" for r in result.registrations}
-    plan = {
-        "resources": [
-            {
-                "type": r.type,
-                "name": r.name,
-                "parent": parents.get(r.parent or ""),
-                "inputs": ordered(r.redacted_inputs),
-            }
-            for r in result.registrations
-        ],
-        "outputs": result.outputs,
-    }
-    (out / "plan.json").write_text(
-        json.dumps(plan, indent=2, sort_keys=False, default=_asset_json) + "\n"
-    )
+    for index, resource in enumerate(k8s_objects, start=1):
+        kind = str(resource.inputs.get("kind", "object")).lower()
+        path = manifests / f"{index:02d}-{kind}-{resource.name}.yaml"
+        path.write_text(yaml.safe_dump(resource.inputs, sort_keys=False), encoding="utf-8")
+    plan = {"resources": [r.as_json() for r in resources], "outputs": outputs}
+    text = json.dumps(plan, indent=2, ensure_ascii=False, default=_asset_json) + "\n"
+    (out / PLAN_FILE).write_text(text, encoding="utf-8")
 
 
 def _asset_json(value: Any) -> str:
-    """File assets (the lifecycle script) appear in plan.json as their path."""
+    """Assets other than files (already shown by path) appear in plan.json by their type."""
     path = getattr(value, "path", None)
-    if path is not None:
-        return f"file://{path}"
-    raise TypeError(f"cannot show {type(value).__name__} in plan.json")
+    return f"file://{path}" if path is not None else f"<{type(value).__name__}>"

@@ -95,7 +95,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 def run(args: argparse.Namespace, api_factory: ApiFactory | None = None) -> int:
     try:
-        config = _load_config(args.project_dir, args.stack)
+        config, region = _load_config(args.project_dir, args.stack)
     except UsageError as error:
         print(f"mlcc verify: error: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace, api_factory: ApiFactory | None = None) -> int:
     try:
         apis = (api_factory or kubernetes_apis)(args.kubeconfig, args.context)
     except Exception as error:  # the client's ConfigException and file errors alike
-        print(f"mlcc verify: cannot configure Kubernetes access: {error}", file=sys.stderr)
+        print(kube_access_error(args.kubeconfig, config.stack, region, error), file=sys.stderr)
         return EXIT_FAILED
     try:
         checks = verify_endpoint(observe(apis, namespace, name), expectation_for(config))
@@ -119,21 +119,39 @@ def run(args: argparse.Namespace, api_factory: ApiFactory | None = None) -> int:
     return EXIT_OK if all_passed(checks) else EXIT_FAILED
 
 
-def _load_config(project_dir: Path, stack: str | None) -> stack_config.StackConfig:
+def kube_access_error(
+    kubeconfig: str | None, stack: str, region: str | None, error: Exception
+) -> str:
+    """One line: which kubeconfig failed, why, and the command that writes a working one."""
+    path = kubeconfig or os.environ.get("KUBECONFIG") or str(Path("~/.kube/config").expanduser())
+    reason = " ".join(str(error).split()) or type(error).__name__
+    write_it = (
+        f'aws eks update-kubeconfig --name "$(pulumi stack output eksClusterName --stack {stack})"'
+        f"{f' --region {region}' if region else ''}"
+        f"{f' --kubeconfig {kubeconfig}' if kubeconfig else ''}"
+    )
+    return (
+        f"mlcc verify: cannot configure Kubernetes access from kubeconfig {path}: {reason}; "
+        f"write it with: {write_it}"
+    )
+
+
+def _load_config(
+    project_dir: Path, stack: str | None
+) -> tuple[stack_config.StackConfig, str | None]:
+    """The stack's parsed config and its region (`aws:region`)."""
     try:
         project = stackfiles.load_project(project_dir)
         name = stack or _only_stack(project_dir)
         values = stackfiles.resolve(project, stackfiles.load_stack(project_dir, name), stack=name)
-    except stackfiles.StackFileError as error:
+    except (stackfiles.StackFileError, stackfiles.OverrideError) as error:
         raise UsageError(str(error)) from None
     parsed = stack_config.parse(values.values, stack=name, secret_keys=values.secret_keys)
-    return parsed.config
+    return parsed.config, values.values.get("aws:region")
 
 
 def _only_stack(project_dir: Path) -> str:
-    stacks = sorted(
-        p.name[len("Pulumi.") : -len(".yaml")] for p in project_dir.glob("Pulumi.*.yaml")
-    )
+    stacks = stackfiles.stack_names(project_dir)
     if len(stacks) != 1:
         raise UsageError(f"choose a stack with --stack ({', '.join(stacks) or 'none found'})")
     return stacks[0]

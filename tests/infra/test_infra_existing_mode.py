@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from program_runs import CR_TYPE, IMAGE, run_main
 
-from mlcc import offline
+from mlcc import existing_cluster, offline
 
 EXISTING_TYPES = [
     "aws:ecr/lifecyclePolicy:LifecyclePolicy",
@@ -110,3 +111,72 @@ def test_an_instance_type_the_existing_cluster_lacks_is_a_warning(
         "hp:instanceType: ml.p5.48xlarge is not the type of any instance group" in m
         for m in caplog.messages
     )
+
+
+def test_the_eks_cluster_name_is_an_output_as_in_create_mode(run: offline.OfflineRun) -> None:
+    """The README's `aws eks update-kubeconfig --name "$(pulumi stack output eksClusterName)"`."""
+    assert run.outputs["eksClusterName"] == "existing-eks"
+
+
+def stubbed_sagemaker(region: str | None, requested: list[str | None]) -> Any:
+    """A real SageMaker client whose DescribeCluster answers one EKS-orchestrated cluster."""
+    import boto3
+    from botocore.stub import Stubber
+
+    requested.append(region)
+    client = boto3.client(
+        "sagemaker",
+        region_name=region or "us-east-1",
+        aws_access_key_id="x",
+        aws_secret_access_key="y",
+    )
+    stubber = Stubber(client)
+    stubber.add_response(
+        "describe_cluster",
+        {
+            "ClusterArn": f"arn:aws:sagemaker:{region}:{offline.ACCOUNT_ID}:cluster/abc123",
+            "ClusterStatus": "InService",
+            "InstanceGroups": [
+                {
+                    "InstanceGroupName": "gpu",
+                    "InstanceType": "ml.g5.12xlarge",
+                    "CurrentCount": 1,
+                    "ExecutionRole": f"arn:aws:iam::{offline.ACCOUNT_ID}:role/by-name-nodes",
+                }
+            ],
+            "Orchestrator": {
+                "Eks": {"ClusterArn": f"arn:aws:eks:{region}:{offline.ACCOUNT_ID}:cluster/by-name"}
+            },
+        },
+        {"ClusterName": "my-hyperpod"},
+    )
+    stubber.activate()
+    return client
+
+
+def test_a_cluster_name_is_looked_up_in_the_stacks_region_not_the_environments(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    requested: list[str | None] = []
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "ap-south-1")
+    monkeypatch.setattr(
+        existing_cluster, "sagemaker_client", lambda region: stubbed_sagemaker(region, requested)
+    )
+    run = run_main(
+        {"clusterName": "my-hyperpod", "aws:region": "eu-west-1", "image": IMAGE},
+        stack="existing",
+    )
+    assert requested == ["eu-west-1"]
+    assert run.outputs["eksClusterName"] == "by-name"
+
+
+def test_a_cluster_name_without_any_region_is_one_clear_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import pulumi
+
+    for variable in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_CONFIG_FILE"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/aws-config")
+    with pytest.raises(pulumi.RunError, match=r"set it with `pulumi config set aws:region"):
+        run_main({"clusterName": "my-hyperpod", "aws:region": None}, stack="existing")

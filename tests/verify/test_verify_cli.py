@@ -255,10 +255,32 @@ def test_an_unknown_flag_is_argparses_usage_error() -> None:
     assert exit_info.value.code == 2
 
 
-def test_unusable_kube_access_exits_1(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unusable_kube_access_exits_1_naming_the_path_and_the_fix(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     missing = project / "no-such-kubeconfig"
     assert verify_cli.run(parse("--project-dir", str(project), "--kubeconfig", str(missing))) == 1
-    assert "mlcc verify: cannot configure Kubernetes access:" in capsys.readouterr().err
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(
+        f"mlcc verify: cannot configure Kubernetes access from kubeconfig {missing}:"
+    )
+    assert line.endswith(
+        'write it with: aws eks update-kubeconfig --name "$(pulumi stack output eksClusterName '
+        f'--stack dev)" --region us-east-1 --kubeconfig {missing}'
+    )
+
+
+def test_an_unreadable_default_kubeconfig_is_named_too(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = project / "broken-kubeconfig"
+    broken.write_text("apiVersion: v1\nkind: Config\nclusters: 3\n", encoding="utf-8")
+    monkeypatch.setenv("KUBECONFIG", str(broken))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    assert verify_cli.run(parse("--project-dir", str(project))) == 1
+    (line,) = capsys.readouterr().err.splitlines()
+    assert f"from kubeconfig {broken}: " in line
+    assert "aws eks update-kubeconfig" in line and "--kubeconfig" not in line
 
 
 def test_the_real_client_is_configured_from_the_given_kubeconfig(tmp_path: Path) -> None:

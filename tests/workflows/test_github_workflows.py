@@ -44,6 +44,12 @@ def steps_using(job: dict[str, Any], action: str) -> list[dict[str, Any]]:
     return [s for s in job.get("steps", []) if str(s.get("uses", "")).startswith(f"{action}@")]
 
 
+def pulumi_command_step(job: dict[str, Any]) -> dict[str, Any]:
+    """The pulumi/actions step that runs a command (the other one only installs the CLI)."""
+    (step,) = [s for s in steps_using(job, PULUMI_ACTION) if "command" in s.get("with", {})]
+    return step
+
+
 def check_jsonschema(*paths: Path) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "check_jsonschema", "--builtin-schema"]
     command += ["vendor.github-workflows", *map(str, paths)]
@@ -56,10 +62,14 @@ def stack_list_script(workflow: dict[str, Any]) -> str:
     return script
 
 
-def run_stack_list(script: str, workdir: Path, tmp_path: Path) -> list[str]:
+def run_stack_list(
+    script: str, workdir: Path, tmp_path: Path, chosen: str | None = None
+) -> list[str]:
     output_file = tmp_path / "github_output"
     output_file.write_text("", encoding="utf-8")
     env = {**os.environ, "GITHUB_OUTPUT": str(output_file)}
+    env.pop("PULUMI_STACKS", None)
+    env.update({"PULUMI_STACKS": chosen} if chosen is not None else {})
     subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=workdir, env=env, check=True)
     (line,) = output_file.read_text(encoding="utf-8").splitlines()
     name, _, value = line.partition("=")
@@ -137,7 +147,8 @@ def test_each_job_asks_only_for_what_its_steps_use(path: Path) -> None:
         assert granted.get("contents") == "read", name
         assumes_aws_role = bool(steps_using(job, AWS_CREDENTIALS_ACTION))
         assert ("id-token" in granted) == assumes_aws_role, name
-        comments = any(s["with"].get("comment-on-pr") for s in steps_using(job, PULUMI_ACTION))
+        pulumi_steps = steps_using(job, PULUMI_ACTION)
+        comments = any(s.get("with", {}).get("comment-on-pr") for s in pulumi_steps)
         assert ("pull-requests" in granted) == comments, name
 
 
@@ -189,7 +200,7 @@ def ci_command() -> str:
 def test_the_ci_command_installs_dev_extras_and_runs_pytest() -> None:
     makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
     assert ci_command() == "make test"
-    assert "pip install --quiet -e '.[dev]'" in makefile
+    assert "pip install --progress-bar on -e '.[dev]'" in makefile
     assert "$(BIN)/python -m pytest" in makefile
 
 
@@ -210,7 +221,7 @@ def test_preview_runs_on_pull_requests_after_the_tests() -> None:
 def test_preview_comments_on_the_pr_for_each_stack_in_the_matrix() -> None:
     job = load_workflow(PREVIEW)["jobs"]["preview"]
     assert job["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.stacks.outputs.stacks) }}"
-    (pulumi,) = steps_using(job, PULUMI_ACTION)
+    pulumi = pulumi_command_step(job)
     inputs = pulumi["with"]
     assert inputs["command"] == "preview"
     assert inputs["comment-on-pr"] is True
@@ -219,7 +230,11 @@ def test_preview_comments_on_the_pr_for_each_stack_in_the_matrix() -> None:
     assert pulumi["env"]["PULUMI_ACCESS_TOKEN"] == "${{ secrets.PULUMI_ACCESS_TOKEN }}"
 
 
-def test_the_stack_matrix_covers_every_stack_file_in_the_repository_root(tmp_path: Path) -> None:
+def test_by_default_the_matrix_is_every_stack_file_in_the_root_never_an_example(
+    tmp_path: Path,
+) -> None:
+    assert stack_files_in(REPO_ROOT / "examples"), "the examples moved out of the root"
+    assert not set(stack_files_in(REPO_ROOT / "examples")) & set(stack_files_in(REPO_ROOT))
     for path in WORKFLOW_FILES:
         listed = run_stack_list(stack_list_script(load_workflow(path)), REPO_ROOT, tmp_path)
         assert listed == stack_files_in(REPO_ROOT), path.name
@@ -264,8 +279,7 @@ def test_deploy_up_waits_for_a_protected_environment_and_never_overlaps() -> Non
         "cancel-in-progress": False,
     }
     assert set(job["needs"]) == {"test", "stacks"}
-    (pulumi,) = steps_using(job, PULUMI_ACTION)
-    assert pulumi["with"]["command"] == "up"
+    assert pulumi_command_step(job)["with"]["command"] == "up"
 
 
 # --- the program's interpreter ----------------------------------------------------------------
@@ -290,3 +304,97 @@ def test_the_program_is_installed_where_pulumi_runs_it(path: Path, job: str) -> 
         assert f"{venv}/bin/python -m pip install -e .\n" in runs
     else:
         assert "python -m pip install -e .\n" in runs
+
+
+@pytest.mark.parametrize("path", WORKFLOW_FILES, ids=lambda p: p.name)
+def test_the_stacks_can_be_chosen_explicitly(path: Path, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    for name in ["Pulumi.yaml", "Pulumi.dev.yaml", "Pulumi.prod.yaml", "Pulumi.staging.yaml"]:
+        (project / name).write_text("config: {}\n", encoding="utf-8")
+    workflow = load_workflow(path)
+    assert workflow["jobs"]["stacks"]["steps"][-1]["env"] == {
+        "PULUMI_STACKS": "${{ vars.PULUMI_STACKS }}"
+    }
+    script = stack_list_script(workflow)
+    assert run_stack_list(script, project, tmp_path, chosen="prod  dev") == ["prod", "dev"]
+    assert run_stack_list(script, project, tmp_path, chosen="") == ["dev", "prod", "staging"]
+
+
+def test_a_chosen_stack_without_its_file_fails_with_one_clear_error(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "Pulumi.dev.yaml").write_text("config: {}\n", encoding="utf-8")
+    env = {**os.environ, "GITHUB_OUTPUT": str(tmp_path / "out"), "PULUMI_STACKS": "dev prod"}
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", stack_list_script(load_workflow(PREVIEW))],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert result.stdout.startswith("::error::PULUMI_STACKS names prod, but the repository root")
+
+
+@pytest.mark.parametrize(("path", "job"), [(PREVIEW, "preview"), (DEPLOY, "up")])
+def test_a_stack_missing_from_the_backend_is_one_clear_error_before_the_command(
+    path: Path, job: str, tmp_path: Path
+) -> None:
+    steps = load_workflow(path)["jobs"][job]["steps"]
+    names = [s.get("name", s.get("uses", "")) for s in steps]
+    check = names.index("Check that the stack exists in the backend")
+    command = steps.index(pulumi_command_step(load_workflow(path)["jobs"][job]))
+    assert names[check - 1] == "Install the Pulumi CLI" and check < command
+    # Run the check against a fake `pulumi` that knows no stack.
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    fake = fake_bin / "pulumi"
+    fake.write_text(
+        '#!/usr/bin/env bash\n[ "$1" = stack ] && { echo "error: no stack named \'$4\' found"; '
+        "exit 255; }\nexit 0\n",
+        encoding="utf-8",
+    )
+    fake.chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake_bin}{os.pathsep}{os.environ['PATH']}", "STACK": "dev"}
+    env["BACKEND_URL"] = ""
+    result = subprocess.run(
+        ["bash", "-eo", "pipefail", "-c", steps[check]["run"]],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert result.stdout.startswith("::error title=No stack dev::")
+    assert "no stack named 'dev' found" in result.stdout
+    assert "pulumi stack init dev" in result.stdout
+
+
+@pytest.mark.parametrize("path", WORKFLOW_FILES, ids=lambda p: p.name)
+def test_the_test_job_caches_mypy(path: Path) -> None:
+    job = load_workflow(path)["jobs"]["test"]
+    (cache,) = steps_using(job, "actions/cache")
+    assert cache["with"]["path"] == ".mypy_cache"
+    assert "hashFiles('pyproject.toml')" in cache["with"]["key"]
+    assert cache["with"]["restore-keys"].strip()
+    steps = job["steps"]
+    assert steps.index(cache) < next(i for i, s in enumerate(steps) if s.get("run") == "make test")
+
+
+def test_the_first_make_says_what_it_installs_and_how_long_it_takes(tmp_path: Path) -> None:
+    """`make plan` on a fresh clone: the set-up announces itself before minutes of pip."""
+    venv = tmp_path / "venv"
+    result = subprocess.run(
+        ["make", "-n", "plan", f"VENV={venv}"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f'echo "==> Creating {venv}: mlcc, its pinned Pulumi SDKs')
+    assert "minutes" in lines[1] + lines[2]
+    creates = next(i for i, line in enumerate(lines) if "-m venv" in line)
+    assert creates > 2 and lines[-1] == f"{venv}/bin/mlcc plan --stack dev"

@@ -1,0 +1,109 @@
+"""Every `mlcc plan` command line in the README runs, so the README cannot go stale.
+
+The commands run in order, in one copy of the project (so `--diff build/base` finds the plan an
+earlier line wrote), and each must exit 0. The `pulumi config set --path` lines must mean the
+same as the README's `--set` lines: applied to the dev stack they give the same config.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import itertools
+import shlex
+from pathlib import Path
+
+import pytest
+from program_runs import REPO
+
+from mlcc.cli import main
+
+README = REPO / "README.md"
+MLCC = ".venv/bin/mlcc"
+
+
+COMMANDS = ("mlcc plan", "make plan", "pulumi config set")
+
+
+def code_lines(text: str) -> list[str]:
+    """The command lines of the indented code blocks, without their trailing `# comment`."""
+    return [
+        _without_comment(line.strip())
+        for line in text.splitlines()
+        if line.startswith("    ")
+        and any(line.strip().startswith(c) or f"/{c}" in line for c in COMMANDS)
+    ]
+
+
+def _without_comment(line: str) -> str:
+    lexer = shlex.shlex(line, posix=True)
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    return shlex.join(list(lexer))
+
+
+def plan_commands(text: str) -> list[list[str]]:
+    """Each `mlcc plan ...` (or `make plan`) line as the argv after `mlcc`."""
+    commands = []
+    for line in code_lines(text):
+        words = shlex.split(line)
+        if words[:2] == ["make", "plan"]:
+            commands.append(["plan", "--stack", "dev"])
+        elif words and words[0] in {MLCC, "mlcc"} and words[1:2] == ["plan"]:
+            commands.append(words[1:])
+    return commands
+
+
+def test_the_readme_shows_plan_commands_for_each_feature() -> None:
+    commands = [" ".join(c) for c in plan_commands(README.read_text(encoding="utf-8"))]
+    assert len(commands) >= 8
+    for feature in ("--diff", "--stack existing", "hp:tags.owner=", "[0].", "={", "="):
+        assert any(feature in c for c in commands), feature
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    copy = tmp_path_factory.mktemp("readme-project")
+    for entry in REPO.iterdir():
+        if entry.name not in {"build", ".venv", ".git"}:
+            (copy / entry.name).symlink_to(entry)
+    return copy
+
+
+@pytest.mark.parametrize(
+    "argv",
+    plan_commands(README.read_text(encoding="utf-8")),
+    ids=lambda argv: " ".join(argv[1:]) or "plan",
+)
+def test_each_readme_plan_command_succeeds(
+    argv: list[str], project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(project)
+    stderr = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(stderr):
+        code = main(argv)
+    assert code == 0, stderr.getvalue()
+
+
+def pulumi_path_sets(text: str) -> list[tuple[str, str]]:
+    pairs = []
+    for line in code_lines(text):
+        words = shlex.split(line)
+        if words[:4] == ["pulumi", "config", "set", "--path"]:
+            key, value = words[4:6]
+            pairs.append((key, value))
+    return pairs
+
+
+def path_sets(argv: list[str]) -> list[tuple[str, str]]:
+    """The `--set KEY=VALUE` pairs of one command whose KEY is a path."""
+    pairs = [word.split("=", 1) for flag, word in itertools.pairwise(argv) if flag == "--set"]
+    return [(key, value) for key, value in pairs if "." in key or "[" in key]
+
+
+def test_the_pulumi_config_set_path_lines_match_the_set_lines() -> None:
+    text = README.read_text(encoding="utf-8")
+    pulumi_sets = pulumi_path_sets(text)
+    mlcc_sets = {pair for argv in plan_commands(text) for pair in path_sets(argv)}
+    assert len(pulumi_sets) >= 3
+    assert set(pulumi_sets) == mlcc_sets
