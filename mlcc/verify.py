@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mlcc import engine_contract as contract
-from mlcc.config import StackConfig
+from mlcc.endpoint_config import EndpointConfig
 from mlcc.engines import ENV_PREFIXES, Engine
 from mlcc.speculative import speculative_env
 
@@ -91,15 +91,15 @@ def is_speculative_variable(name: str, engine: Engine) -> bool:
     return contract.is_speculative_variable(engine, name)
 
 
-def expectation_for(config: StackConfig) -> Expectation:
-    """The same env the endpoint component renders, narrowed to the selected engine."""
-    env = speculative_env(config.speculative, {config.engine: config.engine_release})
-    selected = {k: v for k, v in env.items() if is_speculative_variable(k, config.engine)}
-    spec = config.speculative
+def expectation_for(endpoint: EndpointConfig) -> Expectation:
+    """The same env the endpoint component renders, narrowed to the endpoint's engine."""
+    engine, spec = endpoint.engine, endpoint.speculative
+    env = speculative_env(spec, {engine: endpoint.engine_release})
+    selected = {k: v for k, v in env.items() if is_speculative_variable(k, engine)}
     return Expectation(
-        engine=config.engine,
+        engine=engine,
         env=selected,
-        engine_algorithm=spec.definition.engine_algorithm(config.engine) if spec else None,
+        engine_algorithm=spec.definition.engine_algorithm(engine) if spec else None,
         algorithm=spec.algorithm if spec else None,
     )
 

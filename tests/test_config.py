@@ -7,14 +7,13 @@ from pathlib import Path
 
 import pulumi
 import pytest
-import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
 from mlcc import config
 from mlcc.config import ConfigError, parse
-from mlcc.schema import KEYS, pulumi_yaml
 from mlcc.engines import PINNED_VERSIONS, Engine
+from mlcc.schema import KEYS, pulumi_yaml
 from mlcc.speculative import ALGORITHMS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -44,8 +43,16 @@ def test_defaults_apply() -> None:
     assert len(cfg.endpoints) == 1
     assert endpoint.engine is Engine.VLLM
     assert endpoint.engine_release.version == PINNED_VERSIONS[Engine.VLLM]
-    assert (endpoint.instance_type, endpoint.gpu_count, endpoint.replicas) == ("ml.g5.12xlarge", 4, 1)
-    assert (cfg.namespace, endpoint.name, endpoint.resource_name) == ("default", "hp-dev", "endpoint")
+    assert (endpoint.instance_type, endpoint.gpu_count, endpoint.replicas) == (
+        "ml.g5.12xlarge",
+        4,
+        1,
+    )
+    assert (cfg.namespace, endpoint.name, endpoint.resource_name) == (
+        "default",
+        "hp-dev",
+        "endpoint",
+    )
     assert endpoint.speculative is None and cfg.hf_token is None and endpoint.engine_args == ()
 
 

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from mlcc import config as stack_config
 from mlcc import stackfiles
+from mlcc.endpoint_config import EndpointConfig
 from mlcc.verify import (
     GROUP,
     PLURAL,
@@ -82,7 +83,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--stack", help="stack name (Pulumi.<stack>.yaml); default: the only one")
     parser.add_argument("--namespace", help="Kubernetes namespace; default: hp:namespace")
-    parser.add_argument("--endpoint", help="InferenceEndpointConfig name; default: the stack's")
+    parser.add_argument(
+        "--endpoint",
+        help="one endpoint (InferenceEndpointConfig) name; default: all of the stack's",
+    )
     parser.add_argument(
         "--kubeconfig", help="kubeconfig file; default: $KUBECONFIG, ~/.kube/config"
     )
@@ -104,19 +108,37 @@ def run(args: argparse.Namespace, api_factory: ApiFactory | None = None) -> int:
             print(f"error: {problem}", file=sys.stderr)
         return EXIT_FAILED
     namespace = args.namespace or config.namespace
-    name = args.endpoint or config.endpoint_name
+    endpoints = [e for e in config.endpoints if args.endpoint in (None, e.name)]
+    if not endpoints:
+        names = ", ".join(e.name for e in config.endpoints)
+        print(
+            f"mlcc verify: error: the stack has no endpoint {args.endpoint!r}; "
+            f"choose one of: {names}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     try:
         apis = (api_factory or kubernetes_apis)(args.kubeconfig, args.context)
     except Exception as error:  # the client's ConfigException and file errors alike
         print(kube_access_error(args.kubeconfig, config.stack, region, error), file=sys.stderr)
         return EXIT_FAILED
+    passed = [_verify_one(apis, namespace, endpoint, len(endpoints) > 1) for endpoint in endpoints]
+    return EXIT_OK if all(passed) else EXIT_FAILED
+
+
+def _verify_one(
+    apis: KubernetesApis, namespace: str, endpoint: EndpointConfig, headed: bool
+) -> bool:
+    """Print one endpoint's checks (under its name when the stack has several)."""
     try:
-        checks = verify_endpoint(observe(apis, namespace, name), expectation_for(config))
+        checks = verify_endpoint(observe(apis, namespace, endpoint.name), expectation_for(endpoint))
     except ClusterError as error:
         checks = [Check("cluster", False, str(error))]
+    if headed:
+        print(f"{endpoint.name}:")
     for check in checks:
-        print(check.line)
-    return EXIT_OK if all_passed(checks) else EXIT_FAILED
+        print(f"  {check.line}" if headed else check.line)
+    return all_passed(checks)
 
 
 def kube_access_error(

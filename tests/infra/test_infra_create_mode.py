@@ -182,9 +182,7 @@ def test_efa_plugin_and_full_chart_options(tmp_path: Path) -> None:
     (chart / "Chart.yaml").write_text("name: hyperpod-helm-chart\n")
     charts = sorted(r.inputs["chart"] for r in efa.of_type("kubernetes:helm.sh/v3:Release"))
     assert charts == ["aws-efa-k8s-device-plugin", "nvidia-device-plugin"]
-    full = run_main(
-        {"hyperpodDependenciesChart": str(chart)}
-    )
+    full = run_main({"hyperpodDependenciesChart": str(chart)})
     release = full.one("kubernetes:helm.sh/v3:Release").inputs
     assert release["chart"] == str(chart)
     assert (release["name"], release["dependencyUpdate"]) == ("hyperpod-dependencies", True)

@@ -22,6 +22,7 @@ POD = "hp-dev-7c9f8d-x2k4q"
 STACK_FILE = f"""\
 config:
   aws:region: us-east-1
+  aws-native:region: us-east-1
   hp:engine: vllm
   hp:model: {s.TARGET}
   hp:image: {s.IMAGE}
@@ -154,11 +155,29 @@ def test_the_cluster_is_asked_for_the_stacks_endpoint_its_pods_and_the_worker_lo
     ]
 
 
-def test_namespace_and_endpoint_flags_override_the_stack(project: Path) -> None:
+def test_namespace_overrides_the_stack_and_endpoint_picks_one_of_its_endpoints(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     cluster = healthy_cluster()
     cluster.endpoint = None
-    assert run(cluster, project, "--namespace", "serving", "--endpoint", "llama-eagle3") == 1
-    assert ("get", GROUP, VERSION, "serving", PLURAL, "llama-eagle3") in cluster.calls
+    assert run(cluster, project, "--namespace", "serving", "--endpoint", "hp-dev") == 1
+    assert ("get", GROUP, VERSION, "serving", PLURAL, "hp-dev") in cluster.calls
+    assert run(cluster, project, "--endpoint", "llama-eagle3") == 2
+    assert "no endpoint 'llama-eagle3'; choose one of: hp-dev" in capsys.readouterr().err
+
+
+def test_every_endpoint_of_the_stack_is_verified_under_its_name(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stack = (project / "Pulumi.dev.yaml").read_text()
+    entries = "  hp:endpoints:\n    - name: hp-dev\n      baseline: true\n"
+    (project / "Pulumi.dev.yaml").write_text(stack + entries, encoding="utf-8")
+    cluster = healthy_cluster()
+    assert run(cluster, project) == 1  # the twin's pods are the healthy endpoint's
+    out = capsys.readouterr().out
+    assert out.startswith("hp-dev:\n  PASS ")
+    assert "\nhp-dev-baseline:\n  " in out
+    assert ("get", GROUP, VERSION, "inference", PLURAL, "hp-dev-baseline") in cluster.calls
 
 
 def test_speculation_silently_off_exits_1_with_a_fail_line(

@@ -34,8 +34,10 @@ def stack_values(**overrides: str | None) -> dict[str, str]:
         "hp:speculativeAlgorithm": "eagle3",
         "hp:speculativeModel": EAGLE3_DRAFT,
         "hp:speculativeNumTokens": "5",
+        "aws:region": "us-east-1",
+        "aws-native:region": "us-east-1",
     }
-    values.update({f"hp:{k}": v for k, v in overrides.items()})
+    values.update({(k if ":" in k else f"hp:{k}"): v for k, v in overrides.items()})
     return {k: v for k, v in values.items() if v is not None}
 
 
@@ -44,13 +46,13 @@ def stack_config(**overrides: str | None) -> config.StackConfig:
 
 
 def expectation(**overrides: str | None) -> Expectation:
-    return expectation_for(stack_config(**overrides))
+    return expectation_for(stack_config(**overrides).primary)
 
 
 def rendered_env(**overrides: str | None) -> list[dict[str, object]]:
     """The env the endpoint component renders for this stack (both engines' sets)."""
     cfg = stack_config(**overrides)
-    return workload.environment(workload.from_config(cfg), cfg.speculative)
+    return workload.environment(workload.from_endpoint(cfg, cfg.primary), cfg.primary.speculative)
 
 
 def endpoint(
