@@ -15,6 +15,7 @@ EXISTING_TYPES = [
     "aws:ecr/repositoryPolicy:RepositoryPolicy",
     "aws:ecr/repository:Repository",
     "docker-build:index:Image",
+    "hp:index:EndpointNamespace",
     "hp:index:ExistingClusterAccess",
     "hp:index:InferenceEndpoint",
     "hp:index:ServeImage",
@@ -68,6 +69,7 @@ def test_existing_mode_with_a_prebuilt_image_creates_only_provider_and_endpoint(
     run = run_main({"image": IMAGE}, stack="existing")
     assert sorted(r.type for r in run.registrations) == sorted(
         [
+            "hp:index:EndpointNamespace",
             "hp:index:ExistingClusterAccess",
             "hp:index:InferenceEndpoint",
             CR_TYPE,
@@ -163,7 +165,12 @@ def test_a_cluster_name_is_looked_up_in_the_stacks_region_not_the_environments(
         existing_cluster, "sagemaker_client", lambda region: stubbed_sagemaker(region, requested)
     )
     run = run_main(
-        {"clusterName": "my-hyperpod", "aws:region": "eu-west-1", "image": IMAGE},
+        {
+            "clusterName": "my-hyperpod",
+            "aws:region": "eu-west-1",
+            "aws-native:region": "eu-west-1",
+            "image": IMAGE,
+        },
         stack="existing",
     )
     assert requested == ["eu-west-1"]
