@@ -26,27 +26,28 @@ class FlagTable:
     aliases: dict[str, str]  # other option strings ("-tp", "--model") -> their long option
 
 
-def _strings(value: object, what: str) -> list[str]:
+def _strings(value: object, where: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise ValueError(f"{FLAGS_FILE.name}: {what} must be a list of strings")
+        raise ValueError(f"{where} must be a list of strings")
     return value
 
 
-def _string_map(value: object, what: str) -> dict[str, str]:
+def _string_map(value: object, where: str) -> dict[str, str]:
     if not isinstance(value, dict) or not all(
         isinstance(key, str) and isinstance(item, str) for key, item in value.items()
     ):
-        raise ValueError(f"{FLAGS_FILE.name}: {what} must map strings to strings")
+        raise ValueError(f"{where} must map strings to strings")
     return value
 
 
-def _table(engine: str, entry: object) -> FlagTable:
+def _table(entry: object, where: str) -> FlagTable:
+    """One engine's entry; `where` names it in errors: "engine_flags.json: engines.vllm"."""
     if not isinstance(entry, dict) or not isinstance(entry.get("version"), str):
-        raise ValueError(f"{FLAGS_FILE.name}: engines.{engine} needs a version string")
+        raise ValueError(f"{where} needs a version string")
     return FlagTable(
         version=entry["version"],
-        long_options=tuple(_strings(entry.get("long_options"), f"engines.{engine}.long_options")),
-        aliases=_string_map(entry.get("aliases"), f"engines.{engine}.aliases"),
+        long_options=tuple(_strings(entry.get("long_options"), f"{where}.long_options")),
+        aliases=_string_map(entry.get("aliases"), f"{where}.aliases"),
     )
 
 
@@ -56,7 +57,7 @@ def read_flag_tables(path: Path = FLAGS_FILE) -> dict[str, FlagTable]:
     engines = document.get("engines") if isinstance(document, dict) else None
     if not isinstance(engines, dict) or sorted(engines) != sorted(ENGINES):
         raise ValueError(f"{path.name}: `engines` must hold exactly {', '.join(ENGINES)}")
-    return {engine: _table(engine, engines[engine]) for engine in ENGINES}
+    return {engine: _table(engines[engine], f"{path.name}: engines.{engine}") for engine in ENGINES}
 
 
 FLAG_TABLES: Final = read_flag_tables()
