@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 import zipfile
 from pathlib import Path
 from types import ModuleType
+
+import pytest
+
+from mlcc.engine_contract import PINNED_VERSIONS
+from mlcc.engine_contract.flag_tables import FLAGS_FILE, read_flag_tables
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -103,8 +109,7 @@ def test_sglang_flags_follow_the_dataclass_annotations(tmp_path: Path) -> None:
     }
 
 
-def test_the_generated_block_names_its_sources_and_versions(tmp_path: Path) -> None:
-    script = load_script()
+def fake_wheels(tmp_path: Path) -> tuple[Path, Path]:
     vllm = wheel(
         tmp_path / "vllm-0.27.1-x.whl",
         {
@@ -115,10 +120,55 @@ def test_the_generated_block_names_its_sources_and_versions(tmp_path: Path) -> N
     sglang = wheel(
         tmp_path / "sglang-0.5.17-x.whl", {"sglang/srt/server_args.py": SGLANG_SERVER_ARGS}
     )
-    lines = script.block(vllm, sglang)
-    assert lines[0].startswith(script.BEGIN) and "vllm 0.27.1, sglang 0.5.17" in lines[0]
-    assert lines[-1].startswith(script.END)
-    assert any("sglang/srt/server_args.py" in line for line in lines)
-    contract = (REPO / "mlcc" / "engine_contract.py").read_text()
-    assert contract.count(script.BEGIN) == 1 and contract.count(script.END) == 1
-    assert "from vllm 0.27.1, sglang 0.5.17" in contract
+    return vllm, sglang
+
+
+def test_the_generated_json_names_its_sources_and_versions(tmp_path: Path) -> None:
+    script = load_script()
+    document = json.loads(script.rendered(script.document(*fake_wheels(tmp_path))))
+    assert document["generated_by"] == "scripts/engine_flags.py"
+    vllm, sglang = document["engines"]["vllm"], document["engines"]["sglang"]
+    assert (vllm["version"], sglang["version"]) == ("0.27.1", "0.5.17")
+    assert sglang["sources"] == ["sglang/srt/server_args.py"]
+    assert vllm["long_options"] == sorted(vllm["long_options"])
+    assert "tensor-parallel-size" in vllm["long_options"]
+    assert vllm["aliases"] == {"-sc": "speculative-config", "-tp": "tensor-parallel-size"}
+    assert sglang["aliases"] == {"--model": "model-path", "--tensor-parallel-size": "tp-size"}
+
+
+def test_the_contract_loads_the_tables_the_script_writes(tmp_path: Path) -> None:
+    script = load_script()
+    written = tmp_path / "engine_flags.json"
+    written.write_text(script.rendered(script.document(*fake_wheels(tmp_path))))
+    tables = read_flag_tables(written)
+    assert tables["sglang"].long_options == (
+        "context-length",
+        "model-path",
+        "public-name",
+        "reasoning-parser",
+        "tp-size",
+    )
+    assert tables["vllm"].aliases["-tp"] == "tensor-parallel-size"
+
+
+def test_the_checked_in_tables_are_the_scripts_format_at_the_pinned_versions() -> None:
+    script = load_script()
+    assert script.FLAGS_JSON == FLAGS_FILE
+    document = json.loads(FLAGS_FILE.read_text())
+    assert document["generated_by"] == "scripts/engine_flags.py" and document["about"]
+    for engine, table in document["engines"].items():
+        assert table["version"] == PINNED_VERSIONS[engine]
+        assert table["sources"] and table["long_options"] == sorted(set(table["long_options"]))
+        assert set(table["aliases"].values()) <= set(table["long_options"])
+    assert script.rendered(document) == FLAGS_FILE.read_text()  # as the script writes it
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"engines": {"vllm": {}}}', '{"engines": {"vllm": {"version": "1", "long_options": [1]}}}'],
+)
+def test_malformed_tables_are_one_value_error(text: str, tmp_path: Path) -> None:
+    path = tmp_path / "engine_flags.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=r"^engine_flags\.json: "):
+        read_flag_tables(path)

@@ -4,8 +4,9 @@
 One program for both serve images; the image fixes the engine with MLCC_ENGINE=vllm|sglang.
 Standard library only: it runs on the engine image's own Python and starts in a few
 milliseconds. Every rule it applies (variable names, the speculative names each engine version
-accepts, flag aliases, validation) comes from `engine_contract.py`, which the image build copies
-beside this file from mlcc/engine_contract.py; there is no second table (docs/images.md):
+accepts, flag aliases, validation) comes from the `engine_contract` package, which the image
+build copies beside this file from mlcc/engine_contract/; there is no second table
+(docs/images.md):
 
 - every SM_<ENGINE>_FOO_BAR of the image's engine becomes `--foo-bar` (sorted by variable name):
   `true` -> bare flag, `false` -> omitted (any case, spaces around ignored), anything else (a
@@ -22,8 +23,8 @@ Exit codes (nothing is exec'd unless noted):
   0    MLCC_DRY_RUN=1 and the command was printed (otherwise the engine replaces this process);
   2    a setting was refused: one line `mlcc-serve: error: <VARIABLE>: <what to change>` on
        stderr, where <VARIABLE> is the env variable or `argument --flag` to change;
-  70   an internal error of the wrapper (a bug, or an image without engine_contract.py): one
-       line on stderr, never a traceback;
+  70   an internal error of the wrapper (a bug, or an image without a whole engine_contract/):
+       one line on stderr, never a traceback;
   127  the engine command could not be started.
 """
 
@@ -44,24 +45,33 @@ EXIT_INTERNAL_ERROR = 70
 EXIT_EXEC_FAILED = 127
 MODEL_DIR = "/opt/ml/model"
 DEFAULT_OPTIONS = (("host", "0.0.0.0"), ("port", "8080"))
-CONTRACT_FILE = "engine_contract.py"
+CONTRACT_PACKAGE = "engine_contract"
 
 
-def contract_path(here: Path) -> Path:
-    """The contract beside this file (the image), else the repository's mlcc/ (a checkout)."""
-    beside = here.with_name(CONTRACT_FILE)
-    if beside.is_file() or len(here.parents) < 3:
+def contract_dir(here: Path) -> Path:
+    """The contract package beside this file (the image), else the repository's mlcc/ (a
+    checkout)."""
+    beside = here.with_name(CONTRACT_PACKAGE)
+    if beside.is_dir() or len(here.parents) < 3:
         return beside
-    return here.parents[2] / "mlcc" / CONTRACT_FILE
+    return here.parents[2] / "mlcc" / CONTRACT_PACKAGE
 
 
-def load_contract(path: Path) -> ModuleType:
-    """Import the contract from its file: no sys.path changes, the same code in both places."""
-    spec = importlib.util.spec_from_file_location("engine_contract", path)
+def load_contract(package_dir: Path) -> ModuleType:
+    """Import the contract package from its folder as the top-level `engine_contract`.
+
+    No sys.path changes: the package's own folder is its only search location, so its relative
+    imports find its modules and nothing else. The same code runs in the image and a checkout.
+    """
+    spec = importlib.util.spec_from_file_location(
+        CONTRACT_PACKAGE,
+        package_dir / "__init__.py",
+        submodule_search_locations=[str(package_dir)],
+    )
     if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
+        raise ImportError(f"cannot load {package_dir}")
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while being built
+    sys.modules[spec.name] = module  # its submodules and dataclasses look the package up
     spec.loader.exec_module(module)
     return module
 
@@ -70,9 +80,9 @@ if TYPE_CHECKING:
     from mlcc import engine_contract as contract
 else:
     try:
-        contract = load_contract(contract_path(Path(__file__).resolve()))
-    except (OSError, ImportError, SyntaxError) as error:  # a broken image, not a user input
-        print(f"{PROGRAM}: error: cannot load {CONTRACT_FILE}: {error}", file=sys.stderr)
+        contract = load_contract(contract_dir(Path(__file__).resolve()))
+    except (OSError, ImportError, SyntaxError, ValueError) as error:  # a broken image
+        print(f"{PROGRAM}: error: cannot load {CONTRACT_PACKAGE}: {error}", file=sys.stderr)
         sys.exit(EXIT_INTERNAL_ERROR)
 
 Refusal = contract.EnvProblem

@@ -1,11 +1,12 @@
 """The serve image of the selected engine: an ECR repository and a linux/amd64 build pushed to it.
 
 The build context is the repository root, narrowed by its .dockerignore to the files the images
-copy: the serve wrapper and `mlcc/engine_contract.py`, the one module both the program and the
-wrapper use. The tag is a hash of everything that goes into the image (those files, this
-engine's folder under images/, the build arguments, the platform). An unchanged context gives
-the same tag, so nothing is rebuilt; a change gives a new tag in an immutable repository, and
-the endpoint, which references the pushed digest, rolls its pods.
+copy: the serve wrapper and the files of `mlcc/engine_contract/`, the one package both the
+program and the wrapper use (one `!path` line each). The tag is a hash of everything that goes
+into the image (those files, this engine's folder under images/, the build arguments, the
+platform). An unchanged context gives the same tag, so nothing is rebuilt; a change gives a new
+tag in an immutable repository, and the endpoint, which references the pushed digest, rolls its
+pods.
 """
 
 from __future__ import annotations

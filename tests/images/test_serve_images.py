@@ -18,6 +18,17 @@ from mlcc.engines import BASE_IMAGE_REPOSITORIES, Engine, release
 
 DOCKERFILES = {engine: IMAGES / engine.value / "Dockerfile" for engine in Engine}
 ENGINE_IDS = [engine.value for engine in Engine]
+CONTRACT_DIR = Path(engine_contract.__file__).resolve().parent
+INSTALL_DIR = "/opt/mlcc/"
+
+
+def contract_files() -> list[Path]:
+    """Every file of the contract package as it is in the repository (bytecode caches aside)."""
+    return sorted(
+        path
+        for path in CONTRACT_DIR.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    )
 
 
 def instructions(dockerfile: Path) -> list[tuple[str, str]]:
@@ -64,9 +75,12 @@ def test_image_fixes_the_engine_and_runs_the_wrapper(engine: Engine) -> None:
     env = only(dockerfile, "ENV")
     assert re.search(rf"(^|\s)MLCC_ENGINE={engine.value}(\s|$)", env)
     assert re.search(r"(^|\s)MLCC_ENGINE_VERSION=\$\{ENGINE_VERSION\}(\s|$)", env)
-    assert json.loads(only(dockerfile, "ENTRYPOINT")) == ["python3", "/opt/mlcc/serve.py"]
-    assert copy_sources(dockerfile) == ["images/serve/serve.py", "mlcc/engine_contract.py"]
-    assert copy_destination(dockerfile) == "/opt/mlcc/"
+    assert json.loads(only(dockerfile, "ENTRYPOINT")) == ["python3", f"{INSTALL_DIR}serve.py"]
+    package = [path.relative_to(REPO).as_posix() for path in contract_files()]
+    assert copies(dockerfile) == [
+        (["images/serve/serve.py"], INSTALL_DIR),
+        (package, f"{INSTALL_DIR}engine_contract/"),
+    ]
     assert only(dockerfile, "EXPOSE") == "8080"
 
 
@@ -103,12 +117,28 @@ def test_every_ignored_lint_rule_is_explained(engine: Engine) -> None:
             assert reason.startswith("#") and "hadolint" not in reason and len(reason) > 20
 
 
+def copies(dockerfile: Path) -> list[tuple[list[str], str]]:
+    """(sources, destination) of each COPY, in order."""
+    found = []
+    for keyword, rest in instructions(dockerfile):
+        if keyword == "COPY":
+            *sources, destination = (part for part in rest.split() if not part.startswith("--"))
+            found.append((sources, destination))
+    return found
+
+
 def copy_sources(dockerfile: Path) -> list[str]:
-    return [part for part in only(dockerfile, "COPY").split()[:-1] if not part.startswith("--")]
+    return [source for sources, _ in copies(dockerfile) for source in sources]
 
 
-def copy_destination(dockerfile: Path) -> str:
-    return only(dockerfile, "COPY").split()[-1]
+def test_every_copy_goes_into_a_folder_the_image_made_beforehand() -> None:
+    # COPY --chmod=0644 gives the folders it creates mode 0644 on recent Docker: uid 10001
+    # could not enter them. The RUN step creates every destination first (mode 0755).
+    for dockerfile in DOCKERFILES.values():
+        made = only(dockerfile, "RUN").split()
+        for _, destination in copies(dockerfile):
+            assert destination.endswith("/")
+            assert destination == INSTALL_DIR or destination.rstrip("/") in made, destination
 
 
 def test_the_build_context_is_the_repository_narrowed_to_the_copied_files() -> None:
@@ -128,22 +158,33 @@ def test_the_build_context_is_the_repository_narrowed_to_the_copied_files() -> N
 
 
 @pytest.mark.parametrize("engine", list(Engine), ids=ENGINE_IDS)
-def test_the_image_copies_the_very_module_mlcc_engine_contract(engine: Engine) -> None:
-    context = build_context(IMAGES)
-    copied = {Path(source).name: context / source for source in copy_sources(DOCKERFILES[engine])}
-    module_file = Path(engine_contract.__file__).resolve()
-    assert copied["engine_contract.py"].resolve() == module_file
-    assert copied["engine_contract.py"].read_bytes() == module_file.read_bytes()
-    assert copied["serve.py"].resolve() == SERVE_PY.resolve()
+def test_the_image_carries_every_file_of_the_very_package_mlcc_engine_contract(
+    engine: Engine, tmp_path: Path
+) -> None:
+    # Through the three filters a file passes to reach the image: .dockerignore lets it into the
+    # context, a COPY names it, and lands it in the package folder beside serve.py.
+    installed = install_like_the_dockerfile(engine, tmp_path) / "engine_contract"
+    in_context = set(allowed_files(build_context(IMAGES)))
+    landed = sorted(path.relative_to(installed) for path in installed.rglob("*"))
+    assert landed == [path.relative_to(CONTRACT_DIR) for path in contract_files()]
+    for path in contract_files():
+        assert path in in_context, f"{path} is kept out of the build context by .dockerignore"
+        assert (installed / path.relative_to(CONTRACT_DIR)).read_bytes() == path.read_bytes()
+    assert (installed.parent / "serve.py").read_bytes() == SERVE_PY.read_bytes()
+    assert {".py", ".json"} <= {path.suffix for path in landed}  # the modules and the flag data
 
 
 def install_like_the_dockerfile(engine: Engine, root: Path) -> Path:
-    """The files at the paths the Dockerfile's COPY gives them (context = the repository)."""
-    destination = root / copy_destination(DOCKERFILES[engine]).lstrip("/")
-    destination.mkdir(parents=True)
-    for source in copy_sources(DOCKERFILES[engine]):
-        shutil.copyfile(build_context(IMAGES) / source, destination / Path(source).name)
-    return destination
+    """The context's files at the paths the Dockerfile's COPYs give them; returns /opt/mlcc."""
+    context = build_context(IMAGES)
+    allowed = set(allowed_files(context))
+    for sources, destination in copies(DOCKERFILES[engine]):
+        folder = root / destination.lstrip("/")
+        folder.mkdir(parents=True, exist_ok=True)
+        for source in sources:
+            assert context / source in allowed, f"{source} is not in the build context"
+            shutil.copyfile(context / source, folder / Path(source).name)
+    return root / INSTALL_DIR.strip("/")
 
 
 @pytest.mark.parametrize("engine", list(Engine), ids=ENGINE_IDS)
@@ -165,7 +206,7 @@ def test_the_installed_wrapper_runs_with_the_contract_beside_it(
         env={"PATH": "/usr/bin:/bin"},
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == str(installed / "engine_contract.py")
+    assert result.stdout.strip() == str(installed / "engine_contract" / "__init__.py")
     dry_run = subprocess.run(
         [sys.executable, str(installed / "serve.py")],
         capture_output=True,
@@ -195,18 +236,42 @@ def test_hadolint_is_clean_on_both_dockerfiles() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_an_image_without_the_contract_fails_with_one_line(tmp_path: Path) -> None:
-    lone = tmp_path / "opt" / "mlcc" / "serve.py"
-    lone.parent.mkdir(parents=True)
-    shutil.copyfile(SERVE_PY, lone)
-    result = subprocess.run(
-        [sys.executable, str(lone)],
+def run_installed(serve_py: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(serve_py)],
         capture_output=True,
         text=True,
         check=False,
         timeout=60,
         env={"MLCC_ENGINE": "vllm", "MLCC_DRY_RUN": "1", "HF_MODEL_ID": "org/model"},
     )
+
+
+def test_an_image_without_the_contract_fails_with_one_line(tmp_path: Path) -> None:
+    lone = tmp_path / "opt" / "mlcc" / "serve.py"
+    lone.parent.mkdir(parents=True)
+    shutil.copyfile(SERVE_PY, lone)
+    result = run_installed(lone)
     assert result.returncode == 70
-    assert result.stderr.startswith("mlcc-serve: error: cannot load engine_contract.py")
+    assert result.stderr.startswith("mlcc-serve: error: cannot load engine_contract")
+    assert len(result.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "broken"),
+    [("engine_flags.json", None), ("engine_flags.json", "{"), ("flags.py", None)],
+    ids=["no-flag-data", "bad-flag-data", "no-module"],
+)
+def test_an_image_with_a_broken_contract_package_fails_with_one_line(
+    name: str, broken: str | None, tmp_path: Path
+) -> None:
+    installed = install_like_the_dockerfile(Engine.VLLM, tmp_path)
+    target = installed / "engine_contract" / name
+    if broken is None:
+        target.unlink()
+    else:
+        target.write_text(broken)
+    result = run_installed(installed / "serve.py")
+    assert result.returncode == 70, result.stderr
+    assert result.stderr.startswith("mlcc-serve: error: cannot load engine_contract: ")
     assert len(result.stderr.splitlines()) == 1

@@ -34,12 +34,17 @@ def runtime_imports(path: Path) -> set[str]:
             continue
         if isinstance(node, ast.Import):
             names |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
             names.add(node.module or "")
     return {name.split(".")[0] for name in names}
 
 
-@pytest.mark.parametrize("path", [SERVE_PY, Path(contract.__file__)], ids=["serve", "contract"])
+CONTRACT_MODULES = sorted(Path(contract.__file__).parent.glob("*.py"))
+
+
+@pytest.mark.parametrize(
+    "path", [SERVE_PY, *CONTRACT_MODULES], ids=["serve", *(p.stem for p in CONTRACT_MODULES)]
+)
 def test_wrapper_and_contract_import_only_the_standard_library(path: Path) -> None:
     # They run on the engine image's own Python, where neither mlcc nor its dependencies exist.
     top_level = runtime_imports(path)
@@ -48,7 +53,20 @@ def test_wrapper_and_contract_import_only_the_standard_library(path: Path) -> No
 
 
 def test_from_the_repository_the_wrapper_loads_mlcc_engine_contract() -> None:
-    assert Path(contract.__file__) == SERVE_PY.parents[2] / "mlcc" / "engine_contract.py"
+    package = SERVE_PY.parents[2] / "mlcc" / "engine_contract"
+    assert Path(contract.__file__) == package / "__init__.py"
+    assert contract.__name__ == "engine_contract"  # a top-level package, as in the image
+    assert Path(contract.flags.__file__) == package / "flags.py"
+
+
+@pytest.mark.parametrize("path", CONTRACT_MODULES, ids=[p.stem for p in CONTRACT_MODULES])
+def test_the_contract_modules_import_each_other_only_relatively(path: Path) -> None:
+    # Relative imports keep one package working as mlcc.engine_contract and as the image's
+    # top-level engine_contract; an absolute `mlcc` import would fail in the image.
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level > 0:
+            assert node.level == 1 and node.module is not None, ast.unparse(node)
+            assert (path.parent / f"{node.module}.py").is_file(), ast.unparse(node)
 
 
 # --- the DLC convention, one variable at a time (pure) ---------------------------------------

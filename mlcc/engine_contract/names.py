@@ -1,0 +1,110 @@
+"""Engines, pinned versions, the SM_<ENGINE>_* variable names, and the speculative names each
+engine version accepts (the engines' released sources)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from .values import shown_value
+
+# --- engines, versions, variable names --------------------------------------------------------
+
+VLLM: Final = "vllm"
+SGLANG: Final = "sglang"
+ENGINES: Final = (VLLM, SGLANG)
+
+# The versions in the current AWS Deep Learning Containers: the same manifest then behaves the
+# same on our images and on stock DLC images.
+PINNED_VERSIONS: Final = {VLLM: "0.27.1", SGLANG: "0.5.17"}
+BASE_IMAGE_REPOSITORIES: Final = {VLLM: "vllm/vllm-openai", SGLANG: "lmsysorg/sglang"}
+
+# The AWS DLC convention: SM_VLLM_FOO_BAR -> --foo-bar. It cannot collide with the engines'
+# own VLLM_* / SGLANG_* environment variables.
+ENV_PREFIXES: Final = {VLLM: "SM_VLLM_", SGLANG: "SM_SGLANG_"}
+# Both OpenAI-compatible servers answer GET /health with 200 once the model is loaded.
+HEALTH_CHECK_PATHS: Final = {VLLM: "/health", SGLANG: "/health"}
+
+ENGINE_ENV: Final = "MLCC_ENGINE"
+ENGINE_VERSION_ENV: Final = "MLCC_ENGINE_VERSION"
+ALGORITHM_ENV: Final = "HP_SPECULATIVE_ALGORITHM"
+# Set by the HyperPod operator (and the DLC convention) for Hub models, in this order.
+HUB_MODEL_ENVS: Final = ("HF_MODEL_ID", "MODEL_ID")
+
+MODEL_FLAGS: Final = {VLLM: "model", SGLANG: "model-path"}
+SERVED_NAME_FLAG: Final = "served-model-name"
+TENSOR_PARALLEL_FLAGS: Final = {VLLM: "tensor-parallel-size", SGLANG: "tp-size"}
+
+
+def env_variable(engine: str, flag: str) -> str:
+    """The DLC variable for a flag: (vllm, max-model-len) -> SM_VLLM_MAX_MODEL_LEN."""
+    return ENV_PREFIXES[engine] + flag.lstrip("-").upper().replace("-", "_")
+
+
+MODEL_VARIABLES: Final = {engine: env_variable(engine, MODEL_FLAGS[engine]) for engine in ENGINES}
+
+
+def engine_problem(name: str | None) -> str | None:
+    """Why `name` (MLCC_ENGINE, hp:engine) is not an engine; case and whitespace do not matter."""
+    choices = " or ".join(ENGINES)
+    if name is None:
+        return f"is not set; set it to {choices}"
+    if name.strip().lower() in ENGINES:
+        return None
+    return f"must be {choices}, not {shown_value(name)}"
+
+
+# --- speculative names per engine version (the engines' released sources) ----------------------
+
+_VLLM_COMMON = frozenset(
+    {"eagle", "eagle3", "draft_model", "dflash", "mtp", "dspark", "ngram", "ngram_gpu", "suffix"}
+    | {"extract_hidden_states"}
+)
+_SGLANG_0_5_2 = frozenset({"EAGLE", "EAGLE3", "NEXTN", "STANDALONE"})
+_SGLANG_0_5_3 = _SGLANG_0_5_2 | {"NGRAM"}
+_SGLANG_0_5_12 = _SGLANG_0_5_3 | {"DFLASH", "FROZEN_KV_MTP"}
+_SGLANG_0_5_17 = _SGLANG_0_5_12 | {"DSPARK"}
+
+# engine -> version -> the vLLM `method` / SGLang `--speculative-algorithm` names it accepts.
+SPECULATIVE_NAMES: Final[dict[str, dict[str, frozenset[str]]]] = {
+    VLLM: {
+        "0.27.1": _VLLM_COMMON | {"medusa", "mlp_speculator", "custom_class"},
+        "0.34.0": _VLLM_COMMON,
+    },
+    SGLANG: {
+        "0.5.2": _SGLANG_0_5_2,
+        "0.5.3": _SGLANG_0_5_3,
+        "0.5.8": _SGLANG_0_5_3,
+        "0.5.12": _SGLANG_0_5_12,
+        "0.5.17": _SGLANG_0_5_17,
+        "0.5.23": _SGLANG_0_5_17 | {"UNO"},
+    },
+}
+
+# vLLM methods that load a separate draft and fail without `model`.
+VLLM_METHODS_NEEDING_MODEL: Final = frozenset(
+    {"eagle", "eagle3", "draft_model", "dflash", "medusa", "mlp_speculator", "custom_class"}
+)
+# vLLM methods with no draft config to take n_predict from.
+VLLM_METHODS_NEEDING_TOKENS: Final = frozenset({"ngram", "ngram_gpu", "mtp"})
+# vLLM's shorthand forms of SpeculativeConfig fields.
+VLLM_SPEC_SHORTHANDS: Final = {
+    "spec-method": "method",
+    "spec-model": "model",
+    "spec-tokens": "num_speculative_tokens",
+}
+# SGLang falls back to the target as its own draft for these, which crashes.
+SGLANG_ALGORITHMS_NEEDING_DRAFT: Final = frozenset({"EAGLE", "EAGLE3", "STANDALONE"})
+SGLANG_EAGLE_FAMILY: Final = frozenset({"EAGLE", "EAGLE3", "NEXTN", "STANDALONE"})
+SGLANG_TRIPLE: Final = (
+    "speculative-num-steps",
+    "speculative-eagle-topk",
+    "speculative-num-draft-tokens",
+)
+SGLANG_DRAFT_FLAG: Final = "speculative-draft-model-path"
+SGLANG_ALGORITHM_FLAG: Final = "speculative-algorithm"
+VLLM_CONFIG_FLAG: Final = "speculative-config"
+
+
+def accepted_names(engine: str, version: str | None) -> frozenset[str] | None:
+    """The names an engine version accepts (pinned when None); None for an unknown version."""
+    return SPECULATIVE_NAMES[engine].get(version or PINNED_VERSIONS[engine])
