@@ -122,7 +122,20 @@ def test_context_files_are_the_engine_folder_and_what_dockerignore_lets_in() -> 
         ".dockerignore",
         "images/serve/serve.py",
         "images/sglang/Dockerfile",
-        "mlcc/engine_contract.py",
+        *(
+            f"mlcc/engine_contract/{name}"
+            for name in (
+                "__init__.py",
+                "algorithms.py",
+                "engine_flags.json",
+                "env.py",
+                "flag_tables.py",
+                "flags.py",
+                "names.py",
+                "validation.py",
+                "values.py",
+            )
+        ),
     ]
 
 
