@@ -57,14 +57,17 @@ def build(config: StackConfig) -> Platform:
 def _existing(config: StackConfig, cluster: ExistingCluster) -> Platform:
     existing = existing_cluster.lookup(cluster.name_or_arn, region=config.region or None)
     wanted = sorted({e.instance_type for e in config.endpoints})
-    existing.instance_types.apply(
-        lambda types: [existing_cluster.warn_if_type_missing(t, types) for t in wanted]
-    )
+    existing.instance_types.apply(lambda types: _warn_if_types_missing(wanted, types))
     images = build_images(config, pull_role_arns=existing.execution_role_arns)
     access = ExistingClusterAccess("existing-cluster", ExistingClusterAccessArgs(existing))
     # The same outputs as create mode, so `aws eks update-kubeconfig` works in both.
     outputs = {**_image_outputs(images), "eksClusterName": existing.eks_cluster_name}
     return Platform(images, access.provider, outputs=outputs)
+
+
+def _warn_if_types_missing(wanted: list[str], available: Sequence[str]) -> None:
+    for instance_type in wanted:
+        existing_cluster.warn_if_type_missing(instance_type, available)
 
 
 def build_images(
