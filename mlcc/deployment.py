@@ -65,7 +65,7 @@ def _existing(config: StackConfig, cluster: ExistingCluster) -> Platform:
     return Platform(images, access.provider, outputs=outputs)
 
 
-def _warn_if_types_missing(wanted: list[str], available: Sequence[str]) -> None:
+def _warn_if_types_missing(wanted: list[str], available: list[str]) -> None:
     for instance_type in wanted:
         existing_cluster.warn_if_type_missing(instance_type, available)
 

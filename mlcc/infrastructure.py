@@ -204,10 +204,15 @@ def _dependencies_chart(reader: Reader) -> str | None:
     path = reader.string("hyperpodDependenciesChart")
     if not path:
         return None
-    chart = Path(path).expanduser()
-    if not chart.is_dir():
+    try:
+        chart = Path(path).expanduser()
+        is_folder, has_chart = chart.is_dir(), (chart / "Chart.yaml").is_file()
+    except (OSError, ValueError, RuntimeError) as error:  # too long, NUL bytes, no home
+        reader.fail("hyperpodDependenciesChart", f"{path[:60]!r} is not a usable path ({error})")
+        return path
+    if not is_folder:
         reader.fail("hyperpodDependenciesChart", f"{path!r} is not a folder")
-    elif not (chart / "Chart.yaml").is_file():
+    elif not has_chart:
         reader.fail(
             "hyperpodDependenciesChart",
             f"{path!r} has no Chart.yaml; point it at "

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeVar
 
+from mlcc import aws_rules
+
 T = TypeVar("T")
 
 
@@ -177,7 +179,7 @@ def validate_model_s3_uri(value: Any) -> tuple[str | None, str | None]:
             f"{text!r} is not an s3:// URI; the recommendation job reads the model checkpoint "
             "from S3 (upload the Hugging Face safetensors files to s3://BUCKET/PREFIX/)"
         )
-    return text, None
+    return _s3_checked(text)
 
 
 def validate_role_arn(value: Any) -> tuple[str | None, str | None]:
@@ -195,7 +197,7 @@ def validate_dataset(value: Any) -> tuple[str | None, str | None]:
         return None, None
     text = str(value)
     if _uri_ok(text):
-        return text, None
+        return _s3_checked(text)
     if text.startswith("hf://"):
         kind = "a Hugging Face reference"
     elif "://" in text:
@@ -216,7 +218,7 @@ def validate_output_s3_uri(value: Any) -> tuple[str | None, str | None]:
     text = str(value)
     if not _uri_ok(text):
         return None, f"{text!r} is not an s3:// or https:// URI for the job's output"
-    return text, None
+    return _s3_checked(text)
 
 
 def validate_instance_types(value: Any) -> tuple[tuple[str, ...] | None, str | None]:
@@ -257,6 +259,12 @@ def framework_for_engine(engine: str) -> tuple[str | None, str | None]:
         raise ValueError(f"unknown engine {engine!r}; one of {', '.join(ENGINE_FRAMEWORKS)}")
     framework = ENGINE_FRAMEWORKS[key]
     return framework, (None if framework else NO_FRAMEWORK_NOTE)
+
+
+def _s3_checked(text: str) -> tuple[str | None, str | None]:
+    """An s3:// URI whose bucket and prefix S3 accepts (https:// URIs pass as they are)."""
+    problem = aws_rules.s3_uri_problem(text) if text.startswith("s3://") else None
+    return (None, problem) if problem else (text, None)
 
 
 def _uri_ok(text: str) -> bool:

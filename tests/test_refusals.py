@@ -196,3 +196,25 @@ def test_any_values_give_a_config_or_errors_naming_keys(values: dict[str, str]) 
         for problem in error.problems:
             assert problem.key.startswith(("hp:", "aws:", "aws-native:")) and problem.message
             assert "\n" not in problem.message
+
+
+@pytest.mark.parametrize(
+    ("field", "uri"),
+    [
+        ("modelS3Uri", "s3://My_Bucket/models/x/"),
+        ("modelS3Uri", "s3://ab/models/x/"),
+        ("modelS3Uri", "s3://a..b/models/x/"),
+        ("modelS3Uri", "s3://192.168.1.1/models/x/"),
+        ("modelS3Uri", "s3://bucket/models//x/"),
+        ("outputS3Uri", "s3://bucket-/out/"),
+        ("dataset", "s3://-bucket/data.jsonl"),
+    ],
+)
+def test_s3_buckets_and_prefixes_s3_refuses(field: str, uri: str) -> None:
+    optimize = {
+        "goal": "latency",
+        "modelS3Uri": "s3://my-bucket/models/llama/",
+        "roleArn": "arn:aws:iam::123456789012:role/Recommend",
+        field: uri,
+    }
+    refused({"hp:optimize": json.dumps(optimize)}, f"hp:optimize.{field}")
