@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STACK ?= dev
 
-.PHONY: plan test lint typecheck
+.PHONY: plan test lint typecheck schema
 
 # First run only (again when pyproject.toml changes): say what takes minutes, and let pip show
 # each package as it downloads and installs instead of staying silent.
@@ -21,13 +21,18 @@ $(BIN)/mlcc: pyproject.toml
 plan: $(BIN)/mlcc
 	$(BIN)/mlcc plan --stack $(STACK)
 
+# Pulumi.yaml's config block is generated from the key table in mlcc/schema.py.
+schema: $(BIN)/mlcc
+	$(BIN)/python -m mlcc.schema Pulumi.yaml
+
 lint: $(BIN)/mlcc
-	$(BIN)/ruff check mlcc tests images benchmarks __main__.py
-	$(BIN)/ruff format --check mlcc tests images benchmarks __main__.py
+	$(BIN)/ruff check mlcc tests images benchmarks scripts __main__.py
+	$(BIN)/ruff format --check mlcc tests images benchmarks scripts __main__.py
+	$(BIN)/python -m mlcc.schema --check Pulumi.yaml
 
 typecheck: $(BIN)/mlcc
 	$(BIN)/mypy
-	$(BIN)/mypy --strict images/serve/serve.py benchmarks
+	$(BIN)/mypy --strict images/serve/serve.py benchmarks scripts
 
 test: lint typecheck
 	$(BIN)/python -m pytest

@@ -119,6 +119,8 @@ def parse(
         endpoints=endpoints,
         infrastructure=infra,
     )
+    if config.image and all(e.engine_release != config.image_release for e in endpoints):
+        reader.warn("image", "ignored: no endpoint runs the engine release of hp:engine")
     errors = reader.problems.unique_errors()
     if errors or not endpoints:
         raise ConfigError(errors or [Problem(f"{PROJECT}:endpoints", "lists no endpoint")])
@@ -130,7 +132,8 @@ def _check_unknown_keys(reader: Reader) -> None:
         if qualified.startswith(f"{PROJECT}:") and qualified not in KEYS_BY_QUALIFIED:
             guess = difflib.get_close_matches(qualified, KEYS_BY_QUALIFIED, n=1)
             hint = f"; did you mean {guess[0]}?" if guess else ""
-            reader.problems.errors.append(Problem(qualified, f"is not a known key{hint}"))
+            shown = qualified if qualified.isprintable() else repr(qualified)
+            reader.problems.errors.append(Problem(shown, f"is not a known key{hint}"))
 
 
 def _region(reader: Reader, environment_region: str) -> str:

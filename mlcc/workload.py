@@ -42,6 +42,11 @@ class Workload:
     engine_releases: Mapping[Engine, EngineRelease] | None = None
     autoscaling: Autoscaling | None = None
 
+    @property
+    def engine_version(self) -> str:
+        release = (self.engine_releases or {}).get(self.engine)
+        return release.version if release else contract.PINNED_VERSIONS[self.engine]
+
 
 def from_endpoint(config: StackConfig, endpoint: EndpointConfig) -> Workload:
     return Workload(
@@ -152,6 +157,7 @@ def labels(workload: Workload) -> dict[str, str]:
         "app.kubernetes.io/name": workload.endpoint_name,
         "app.kubernetes.io/managed-by": "pulumi",
         "hp.mlcc/engine": workload.engine.value,
+        "hp.mlcc/engine-version": workload.engine_version,
     }
 
 

@@ -85,6 +85,7 @@ def test_the_custom_resource_has_exactly_this_shape() -> None:
                 "app.kubernetes.io/name": "hp-dev",
                 "app.kubernetes.io/managed-by": "pulumi",
                 "hp.mlcc/engine": "sglang",
+                "hp.mlcc/engine-version": "0.5.17",
             },
         },
         "spec": {
