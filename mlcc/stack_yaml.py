@@ -1,0 +1,254 @@
+"""Safe reading of stack-file YAML, and the checks a config value must pass to reach the program.
+
+YAML is composed into nodes first, so a broken file (syntax, tabs, duplicate keys, alias bombs,
+nesting) raises `StackFileError` with one line naming what to change, never a traceback. Plain
+scalars resolve by the YAML 1.2 core schema, as the Pulumi CLI's YAML library resolves them.
+Values are then checked for what the program could not read back from JSON (`ValueCheckError`),
+and maps or lists given on the command line are parsed by `parse_structured` (`OverrideError`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+# Deeper structures are certainly mistakes, and would exhaust Python's recursion limit later.
+MAX_DEPTH = 32
+# YAML aliases may repeat a subtree; expanded beyond this many values it is an alias bomb.
+MAX_EXPANDED_VALUES = 100_000
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_INTEGER = re.compile(r"^[+-]?\d+$")
+_SHOWN_CHARS = 40
+
+# YAML 1.2 core schema (what the Pulumi CLI's YAML library resolves plain scalars with).
+_CORE_NULL = re.compile(r"^(~|null|Null|NULL|)$")
+_CORE_BOOL = {"true": True, "True": True, "TRUE": True}
+_CORE_BOOL |= {"false": False, "False": False, "FALSE": False}
+_CORE_INT = re.compile(r"^[-+]?[0-9]+$")
+_CORE_OCT = re.compile(r"^0o[0-7]+$")
+_CORE_HEX = re.compile(r"^0x[0-9a-fA-F]+$")
+_CORE_FLOAT = re.compile(
+    r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$|^[-+]?\.(inf|Inf|INF)$|^\.(nan|NaN|NAN)$"
+)
+
+STRUCTURED_FORMS = (
+    'JSON ({"max-model-len": 8192}) or YAML flow syntax ({max-model-len: 8192}, [a, b])'
+)
+
+
+class StackFileError(Exception):
+    """A problem with the files themselves (missing, unreadable, not YAML): a usage error."""
+
+
+class OverrideError(ValueError):
+    """A malformed `--set`: a usage error."""
+
+
+class ValueCheckError(Exception):
+    """A value that cannot be handed to the program; `path` is relative to its key."""
+
+    def __init__(self, path: str, message: str) -> None:
+        self.path, self.message = path, message
+        super().__init__(f"{path}: {message}")
+
+
+def shown(value: object, *, quoted: bool = True) -> str:
+    """A value for an error line: quoted and cut short."""
+    text = str(value)
+    if isinstance(value, str) and (quoted or not text.isprintable()):
+        text = repr(value)
+    if len(text) > _SHOWN_CHARS:
+        return f"{text[: _SHOWN_CHARS - 3]}... ({len(text)} characters)"
+    return text
+
+
+def is_int64(text: str) -> bool:
+    """True if `text` is a whole number in decimal digits that fits a signed 64-bit integer."""
+    return bool(_INTEGER.match(text)) and len(text) <= 20 and _INT64_MIN <= int(text) <= _INT64_MAX
+
+
+# --- reading YAML ---------------------------------------------------------------------------
+
+
+def compose_file(path: Path) -> yaml.Node | None:
+    """The YAML node tree of the file at `path`, or StackFileError."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise StackFileError(f"{path}: cannot read it ({error})") from None
+    return compose(text, path.name)
+
+
+def compose(text: str, source: str) -> yaml.Node | None:
+    """The YAML node tree of `text`, or StackFileError with the line and column."""
+    try:
+        return yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as error:
+        raise StackFileError(_yaml_message(error, source)) from None
+    except yaml.YAMLError as error:  # e.g. more than one document
+        raise StackFileError(f"{source}: not valid YAML ({_one_line(str(error))})") from None
+    except RecursionError:
+        raise StackFileError(f"{source}: nested too deeply (at most {MAX_DEPTH} levels)") from None
+
+
+def _yaml_message(error: yaml.MarkedYAMLError, source: str) -> str:
+    mark = error.problem_mark or error.context_mark
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+    problem = _one_line(", ".join(filter(None, [error.context, error.problem])) or "not YAML")
+    hint = "; indent with spaces, YAML does not allow tabs" if "\\t" in problem else ""
+    return f"{source}: {where}{problem}{hint}"
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def node_kind(node: yaml.Node) -> str:
+    """What a node that is not a map is, for an error line."""
+    return "a list" if isinstance(node, yaml.SequenceNode) else "a single value"
+
+
+def is_null(node: yaml.Node) -> bool:
+    """True for a plain (unquoted) YAML 1.2 null: `~`, `null` or nothing."""
+    return (
+        isinstance(node, yaml.ScalarNode)
+        and node.style is None
+        and bool(_CORE_NULL.match(node.value))
+    )
+
+
+def mapping_entries(node: yaml.MappingNode, source: str) -> dict[str, yaml.Node]:
+    """A map node's entries by key; StackFileError for a non-scalar or repeated key."""
+    entries: dict[str, yaml.Node] = {}
+    for key_node, value_node in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            line = key_node.start_mark.line + 1
+            raise StackFileError(f"{source}: line {line}: a key must be a plain name")
+        if key_node.value in entries:
+            line = key_node.start_mark.line + 1
+            raise StackFileError(f"{source}: line {line}: key {key_node.value!r} appears twice")
+        entries[key_node.value] = value_node
+    return entries
+
+
+class ExpansionBudget:
+    """How many more values one file's aliases may expand to before it counts as an alias bomb."""
+
+    def __init__(self, source: str) -> None:
+        self.source, self.left = source, MAX_EXPANDED_VALUES
+
+    def spend(self) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise StackFileError(
+                f"{self.source}: YAML aliases expand to more than {MAX_EXPANDED_VALUES} values "
+                "(an alias bomb?); write the values out"
+            )
+
+
+def to_python(node: yaml.Node | None, source: str) -> Any:
+    """A whole document as Python values (None for an empty one)."""
+    return None if node is None else convert(node, 0, ExpansionBudget(source))
+
+
+def convert(node: yaml.Node, depth: int, budget: ExpansionBudget) -> Any:
+    """A node at `depth` as Python values, spending `budget` on every value expanded."""
+    budget.spend()
+    if depth > MAX_DEPTH:
+        raise StackFileError(f"{budget.source}: nested too deeply (at most {MAX_DEPTH} levels)")
+    if isinstance(node, yaml.SequenceNode):
+        return [convert(item, depth + 1, budget) for item in node.value]
+    if isinstance(node, yaml.MappingNode):
+        return {
+            key: convert(value, depth + 1, budget)
+            for key, value in mapping_entries(node, budget.source).items()
+        }
+    assert isinstance(node, yaml.ScalarNode)
+    return _core_scalar(node) if node.style is None else node.value
+
+
+def _core_scalar(node: yaml.ScalarNode) -> Any:
+    text = str(node.value)
+    if _CORE_NULL.match(text):
+        return None
+    if text in _CORE_BOOL:
+        return _CORE_BOOL[text]
+    try:
+        if _CORE_INT.match(text):
+            return int(text)
+        if _CORE_OCT.match(text):
+            return int(text[2:], 8)
+        if _CORE_HEX.match(text):
+            return int(text[2:], 16)
+        if _CORE_FLOAT.match(text):
+            return float(text)
+    except ValueError:  # .inf, .nan, or more digits than Python converts: all refused later
+        return math.inf
+    return text
+
+
+# --- values -------------------------------------------------------------------------------
+
+
+def check_value(value: Any, path: str = "", depth: int = 0) -> None:
+    """Raise ValueCheckError for anything the program could not read back from JSON."""
+    if depth > MAX_DEPTH:
+        raise ValueCheckError(path, f"is nested too deeply (at most {MAX_DEPTH} levels)")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            check_value(item, f"{path}.{key}", depth + 1)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            check_value(item, f"{path}[{index}]", depth + 1)
+    elif isinstance(value, bool) or value is None or isinstance(value, str):
+        return
+    elif isinstance(value, int):
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            raise ValueCheckError(path, "is a number out of range (at most 19 digits)")
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueCheckError(path, "is too large or not a finite number")
+    else:
+        raise ValueCheckError(path, f"is a {type(value).__name__}, not a string, number or map")
+
+
+def as_config_string(value: Any) -> str:
+    """A value as the program receives it: text, with maps and lists as compact JSON."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list):
+        check_value(value)
+        return json.dumps(value, separators=(",", ":"))
+    if isinstance(value, int | float):
+        check_value(value)
+    return str(value)
+
+
+def parse_structured(text: str, where: str) -> Any:
+    """A map or list given as JSON or YAML flow syntax; OverrideError names the forms that work."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise OverrideError(f"{where}: nested too deeply (at most {MAX_DEPTH} levels)") from None
+    except ValueError:
+        try:
+            value = to_python(compose(text, "the value"), "the value")
+        except StackFileError as error:
+            raise OverrideError(
+                f"{where}: {shown(text)} is not a map or list ({error}); write it as "
+                f"{STRUCTURED_FORMS}"
+            ) from None
+    if not isinstance(value, dict | list):
+        raise OverrideError(
+            f"{where}: {shown(text)} is not a map or list; write it as {STRUCTURED_FORMS}"
+        )
+    try:
+        check_value(value)
+    except ValueCheckError as error:
+        raise OverrideError(f"{where}{error.path}: {error.message}") from None
+    return value
