@@ -255,6 +255,11 @@ def _optimize(reader: Reader) -> OptimizeSettings | None:
     return settings
 
 
+def environment_region() -> str:
+    """The region the AWS providers fall back to when the stack sets none."""
+    return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or ""
+
+
 def from_pulumi() -> Parsed:
     """Read this stack's config through the Pulumi runtime; errors become one RunError."""
     import pulumi
@@ -267,10 +272,12 @@ def from_pulumi() -> Parsed:
     }
     secret_keys = {k for k in values if runtime.is_config_secret(k)}
     secret_keys |= set(runtime.get_config_secret_keys_env())
-    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or ""
     try:
         parsed = parse(
-            values, stack=pulumi.get_stack(), secret_keys=secret_keys, environment_region=region
+            values,
+            stack=pulumi.get_stack(),
+            secret_keys=secret_keys,
+            environment_region=environment_region(),
         )
     except ConfigError as error:
         raise pulumi.RunError(f"invalid stack configuration:\n{error}") from None

@@ -74,8 +74,12 @@ class StackValues:
 
 
 class StackConfigError(Exception):
-    def __init__(self, problems: Sequence[Problem]) -> None:
+    """Values the CLI would refuse; `partial` holds every value that could be read, so that the
+    program's own checks can still report the other keys' problems at the same time."""
+
+    def __init__(self, problems: Sequence[Problem], partial: StackValues | None = None) -> None:
         self.problems = tuple(problems)
+        self.partial = partial
         super().__init__("\n".join(str(p) for p in problems))
 
 
@@ -192,7 +196,7 @@ def resolve(
         apply_override(override, _qualify(name, override.key), declared, values, secret_keys)
     problems += _apply_declarations(name, declared, values, stack)
     if problems:
-        raise StackConfigError(problems)
+        raise StackConfigError(problems, StackValues(values, sorted(secret_keys)))
     return StackValues(values, sorted(secret_keys))
 
 

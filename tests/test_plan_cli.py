@@ -435,3 +435,13 @@ def test_every_example_stack_plans_offline(
     assert main(["plan", "--stack", stack, "--out", str(tmp_path)]) == 0, capsys.readouterr().err
     assert capsys.readouterr().out.startswith(f"stack {stack}: ")
     assert (tmp_path / "plan.json").is_file()
+
+
+def test_a_type_error_does_not_hide_the_other_keys_problems(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert plan(tmp_path, "hp:replicas=abc", "hp:model=bad", monkeypatch=monkeypatch) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("error: hp:replicas: must be of type 'integer'")
+    assert err[1].startswith("error: hp:model: 'bad' is not a Hugging Face model id")
+    assert err[2] == "2 configuration error(s); nothing would be created"

@@ -20,12 +20,15 @@ import shutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from mlcc import plan_report
 from mlcc.plan_report import CR_TYPE, PlannedResource
+
+if TYPE_CHECKING:
+    from mlcc import stackfiles
 
 DEFAULT_OUT = Path("build/plan")
 PLAN_FILE = "plan.json"
@@ -98,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     except (UsageError, stackfiles.StackFileError, stackfiles.OverrideError) as error:
         return _usage_error(str(error))
     except stackfiles.StackConfigError as error:
-        return _config_errors([str(p) for p in error.problems])
+        return _config_errors(_every_problem(error, args.stack))
     evaluated = _evaluate(project_dir, str(project["name"]), args.stack, values)
     if isinstance(evaluated, int):
         return evaluated
@@ -134,6 +137,27 @@ def _config_errors(lines: list[str]) -> int:
         print(f"error: {_printable(line)}", file=sys.stderr)
     print(f"{len(lines)} configuration error(s); nothing would be created", file=sys.stderr)
     return EXIT_CONFIG
+
+
+def _every_problem(error: stackfiles.StackConfigError, stack: str) -> list[str]:
+    """The stack files' problems, and the program's own for every other key: all at once."""
+    from mlcc import config
+
+    lines = [str(p) for p in error.problems]
+    if error.partial is None:
+        return lines
+    reported = {p.key for p in error.problems}
+    values = {k: v for k, v in error.partial.values.items() if k not in reported}
+    try:
+        config.parse(
+            values,
+            stack=stack,
+            secret_keys=error.partial.secret_keys,
+            environment_region=config.environment_region(),
+        )
+    except config.ConfigError as more:
+        lines += [str(p) for p in more.problems if p.key not in reported]
+    return lines
 
 
 def _check_out_dir(out: Path) -> None:

@@ -128,6 +128,13 @@ def check_hyperpod(run: offline.OfflineRun) -> None:
     assert script["source"] == {"fileAsset": str(REPO / "infra" / "lifecycle" / "on_create.sh")}
 
 
+def test_no_deep_health_checks_omits_the_field_aws_requires_nonempty() -> None:
+    group = {"name": "g", "instanceType": "ml.g5.12xlarge", "instanceCount": 1}
+    run = run_main({"instanceGroups": json.dumps([{**group, "deepHealthChecks": []}])})
+    (created,) = run.one("aws-native:sagemaker:Cluster").inputs["instanceGroups"]
+    assert "onStartDeepHealthChecks" not in created
+
+
 def test_hyperpod_cluster(run: offline.OfflineRun) -> None:
     check_hyperpod(run)
 
