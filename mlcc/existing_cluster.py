@@ -106,11 +106,6 @@ def describe(hyperpod_name: str, client: SageMakerClient) -> Described:
     )
 
 
-def stack_region() -> str | None:
-    """The stack's region, `aws:region`, as the AWS provider reads it."""
-    return pulumi.Config("aws").get("region")
-
-
 def sagemaker_client(region: str | None) -> SageMakerClient:
     """A SageMaker client in `region`; None falls back to the environment, as the provider does."""
     import boto3

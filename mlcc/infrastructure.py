@@ -91,10 +91,6 @@ class ExistingCluster:
 
     name_or_arn: str
 
-    @property
-    def is_arn(self) -> bool:
-        return self.name_or_arn.startswith("arn:")
-
 
 @dataclass(frozen=True)
 class InfrastructureConfig:

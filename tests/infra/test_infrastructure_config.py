@@ -179,7 +179,7 @@ def test_cluster_name_selects_existing_mode_and_warns_about_create_only_keys() -
 def test_existing_mode_does_not_cross_check_instance_groups() -> None:
     parsed = parse_with(clusterName="my-cluster", instanceType="ml.p5.48xlarge")
     cluster = parsed.config.infrastructure.cluster
-    assert isinstance(cluster, ExistingCluster) and not cluster.is_arn
+    assert isinstance(cluster, ExistingCluster) and cluster.name_or_arn == "my-cluster"
 
 
 @pytest.mark.parametrize(
