@@ -87,7 +87,7 @@ def _entry(reader: Reader, index: int, entry: dict[str, object]) -> ReadEndpoint
     for unknown in sorted(set(map(str, entry)) - set(_ENTRY_FIELDS)):
         guess = difflib.get_close_matches(unknown, _ENTRY_FIELDS, n=1)
         hint = f"; did you mean {guess[0]}?" if guess else f"; fields: {', '.join(_ENTRY_FIELDS)}"
-        reader.fail(f"{path}.{unknown}", f"is not an endpoint field{hint}")
+        reader.fail(f"{path}.{_shown_name(unknown)}", f"is not an endpoint field{hint}")
     name = entry.get("name")
     if not isinstance(name, str) or not name.strip():
         reader.fail(f"{path}.name", "is required: the endpoint's name, e.g. llama-eagle3")
@@ -109,7 +109,7 @@ def _baseline_twin(endpoint: ReadEndpoint) -> ReadEndpoint | None:
             f"the twin's name {name!r} is longer than {MAX_NAME_LENGTH} characters; "
             f"shorten the endpoint name to {MAX_NAME_LENGTH - len(BASELINE_SUFFIX)} at most",
         )
-    if config.speculative is None:
+    if config.speculative is None and not endpoint.reader.is_set("optimize"):
         endpoint.reader.warn("baseline", "speculation is off here, so the twin is the same")
     twin = replace(
         config,
@@ -123,11 +123,13 @@ def _baseline_twin(endpoint: ReadEndpoint) -> ReadEndpoint | None:
 
 
 def _check_unique_names(reader: Reader, endpoints: list[ReadEndpoint]) -> None:
+    """A repeated name is reported where it was set: an entry's name or its baseline twin."""
     seen: set[str] = set()
     for endpoint in endpoints:
         name = endpoint.config.name
         if name in seen:
-            reader.fail("endpoints", f"the endpoint name {name!r} is used more than once")
+            key = "baseline" if endpoint.config.baseline_of else "name"
+            endpoint.reader.fail(key, f"the endpoint name {name!r} is used more than once")
         seen.add(name)
 
 

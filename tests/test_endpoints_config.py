@@ -108,7 +108,7 @@ def test_default_instance_groups_cover_every_instance_type() -> None:
         ),
         (
             [{"name": "a"}, {"name": "a"}],
-            "hp:endpoints: the endpoint name 'a' is used more than once",
+            "hp:endpoints[1].name: the endpoint name 'a' is used more than once",
         ),
         (
             [{"name": "a", "modle": "x/y"}],
@@ -126,7 +126,7 @@ def test_default_instance_groups_cover_every_instance_type() -> None:
         ([{"name": "x" * 60, "baseline": True}], "hp:endpoints[0].baseline: the twin's name"),
         (
             [{"name": "a", "baseline": True}, {"name": "a-baseline"}],
-            "hp:endpoints: the endpoint name 'a-baseline' is used more than once",
+            "hp:endpoints[0].baseline: the endpoint name 'a-baseline' is used more than once",
         ),
         ({"name": "a"}, "hp:endpoints: must be a list of maps"),
         (["a"], "hp:endpoints: must be a list of maps"),
