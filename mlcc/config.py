@@ -101,7 +101,9 @@ def parse(
         reader,
         stack=stack,
         region=region,
-        demand=capacity.node_demand([(e.config.instance_type, e.config.replicas) for e in read]),
+        demand=capacity.node_demand(
+            [(e.config.instance_type, e.config.most_replicas) for e in read]
+        ),
     )
     _check_native_region(reader, region, infra)
     configs = [e.config for e in read]

@@ -46,6 +46,16 @@ class EndpointConfig:
     baseline: bool = False
     baseline_of: str | None = None  # a twin: the endpoint it mirrors without speculation
 
+    @property
+    def most_replicas(self) -> int:
+        """The replicas the default instance groups are sized for: autoscaling's ceiling, when
+        one is given, else hp:replicas."""
+        raw = self.autoscaling_raw
+        ceiling = raw.get("maxReplicas") if isinstance(raw, dict) else None
+        if isinstance(ceiling, int) and not isinstance(ceiling, bool) and 0 < ceiling <= 100:
+            return max(self.replicas, ceiling)
+        return self.replicas
+
 
 @dataclass(frozen=True)
 class ReadEndpoint:

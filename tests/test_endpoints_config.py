@@ -153,3 +153,11 @@ def test_an_inherited_bad_value_says_where_it_is_set() -> None:
 def test_endpoint_name_is_ignored_with_entries() -> None:
     parsed = parse_entries([{"name": "a"}], endpointName="solo")
     assert "hp:endpointName" in [w.key for w in parsed.warnings]
+
+
+def test_default_groups_are_sized_for_the_autoscaling_ceiling() -> None:
+    config = parse_entries([{"name": "a", "autoscaling": {"maxReplicas": 3}}]).config
+    (group,) = config.infrastructure.cluster.instance_groups  # type: ignore[union-attr]
+    assert group.instance_count == 3
+    assert config.primary.autoscaling is not None
+    assert config.primary.autoscaling.max_replicas == 3
