@@ -73,9 +73,7 @@ def _reference_shape_problem(value: str, what: str) -> str | None:
     if value.startswith("-"):
         return f"{shown_value(value)} starts with '-', which the engine reads as a flag; set {what}"
     if value.startswith(("./", "../", "~")) or value in {".", ".."}:
-        return (
-            f"{shown_value(value)} is a relative path; use an absolute path in the image or {what}"
-        )
+        return f"{shown_value(value)} is a relative path; set {what}"
     return None
 
 
