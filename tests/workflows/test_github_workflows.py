@@ -386,7 +386,7 @@ def test_the_first_make_says_what_it_installs_and_how_long_it_takes(tmp_path: Pa
     """`make plan` on a fresh clone: the set-up announces itself before minutes of pip."""
     venv = tmp_path / "venv"
     result = subprocess.run(
-        ["make", "-n", "plan", f"VENV={venv}"],
+        ["make", "--no-print-directory", "-n", "plan", f"VENV={venv}"],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,
