@@ -172,6 +172,10 @@ def _endpoint_lines(
     name = _dig(cr.inputs, "metadata", "name") or cr.name
     namespace = _dig(cr.inputs, "metadata", "namespace") or "default"
     instance = f"{_dig(cr.inputs, 'spec', 'instanceType')} x {_dig(cr.inputs, 'spec', 'replicas')}"
+    scaling = _dig(cr.inputs, "spec", "autoScalingSpec")
+    if isinstance(scaling, Mapping):
+        low, high = scaling.get("minReplicaCount"), scaling.get("maxReplicaCount")
+        instance += f" (autoscaling {low}-{high})"
     lines = [f"endpoint {name} ({namespace}): {engine} {version}, {model}, {instance}"]
     algorithm = env.get("HP_SPECULATIVE_ALGORITHM")
     lines.append(f"  speculative: {algorithm or 'off'}")

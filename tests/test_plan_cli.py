@@ -445,3 +445,17 @@ def test_a_type_error_does_not_hide_the_other_keys_problems(
     assert err[0].startswith("error: hp:replicas: must be of type 'integer'")
     assert err[1].startswith("error: hp:model: 'bad' is not a Hugging Face model id")
     assert err[2] == "2 configuration error(s); nothing would be created"
+
+
+def test_the_multi_example_heads_each_endpoint_with_its_scaling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert plan(tmp_path, monkeypatch=monkeypatch, stack="multi") == 0
+    heads = [line for line in capsys.readouterr().out.splitlines() if line.startswith("endpoint ")]
+    assert [line.split(" (")[0] for line in heads] == [
+        "endpoint llama-eagle3",
+        "endpoint llama-eagle3-baseline",
+        "endpoint qwen-ngram",
+    ]
+    assert heads[0].endswith("ml.g5.12xlarge x 1 (autoscaling 1-2)")
+    assert "sglang 0.5.17, Qwen/Qwen3-8B" in heads[2]
