@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 
 @dataclass
@@ -50,16 +50,13 @@ class QuietServer(ThreadingHTTPServer):
         pass
 
 
-class FakeEngine:
-    def __init__(self, behaviour: EngineBehaviour, tls: ssl.SSLContext | None = None) -> None:
-        self.behaviour = behaviour
-        self._scheme = "https" if tls else "http"
-        self.counters = Counters(accepted_per_position=[0] * behaviour.drafts_per_step)
-        self.received: list[tuple[str, dict[str, Any]]] = []  # (path, body)
-        self._lock = threading.Lock()
-        self._server = QuietServer(("127.0.0.1", 0), _handler(self))
-        if tls is not None:
-            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
+class LoopbackServer:
+    """An HTTP server on 127.0.0.1 (a free port) served by a thread while `with` lasts."""
+
+    _scheme = "http"
+
+    def _serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self._server = QuietServer(("127.0.0.1", 0), handler)
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
         )
@@ -68,7 +65,7 @@ class FakeEngine:
     def url(self) -> str:
         return f"{self._scheme}://127.0.0.1:{self._server.server_address[1]}"
 
-    def __enter__(self) -> FakeEngine:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
@@ -76,6 +73,18 @@ class FakeEngine:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join()
+
+
+class FakeEngine(LoopbackServer):
+    def __init__(self, behaviour: EngineBehaviour, tls: ssl.SSLContext | None = None) -> None:
+        self.behaviour = behaviour
+        self._scheme = "https" if tls else "http"
+        self.counters = Counters(accepted_per_position=[0] * behaviour.drafts_per_step)
+        self.received: list[tuple[str, dict[str, Any]]] = []  # (path, body)
+        self._lock = threading.Lock()
+        self._serve(_handler(self))
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
 
     # Ground truth of what the engine did, to compare with `mlcc bench`.
     def expected_ttft_s(self) -> float:

@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import struct
-import threading
 import time
 import zlib
 from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from bench_fake_engine import FakeEngine, QuietServer
+from bench_fake_engine import FakeEngine, LoopbackServer
 
 _STRING_HEADER = 7
 
@@ -56,30 +55,14 @@ def model_stream_error(message: str) -> bytes:
     )
 
 
-class FakeSageMaker:
+class FakeSageMaker(LoopbackServer):
     """Streams `engine`'s events for endpoint `endpoint_name`, each event split in two
     PayloadParts in the middle of its line; `break_after` events, a ModelStreamError."""
 
     def __init__(self, engine: FakeEngine, endpoint_name: str, break_after: int | None = None):
         self.engine, self.endpoint_name, self.break_after = engine, endpoint_name, break_after
         self.requests: list[tuple[str, dict[str, str], dict[str, Any]]] = []
-        self._server = QuietServer(("127.0.0.1", 0), _handler(self))
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> FakeSageMaker:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join()
+        self._serve(_handler(self))
 
     def frames(self) -> list[tuple[float, bytes]]:
         frames: list[tuple[float, bytes]] = []
