@@ -105,10 +105,10 @@ def parse(
             [(e.config.instance_type, e.config.most_replicas) for e in read]
         ),
     )
-    _check_native_region(reader, region, infra)
+    _check_native_region(reader, region, infra, environment_region)
     configs = [e.config for e in read]
     endpoints = tuple(_placed(e, infra, [c for c in configs if c is not e.config]) for e in read)
-    capacity.warn_if_gpus_short(reader, infra, [e.config for e in read])
+    capacity.warn_if_gpus_short(reader, infra, configs)
     config = StackConfig(
         stack=stack,
         region=region,
@@ -147,9 +147,12 @@ def _region(reader: Reader, environment_region: str) -> str:
     return region
 
 
-def _check_native_region(reader: Reader, region: str, infra: InfrastructureConfig) -> None:
-    """The aws-native provider (the HyperPod cluster) does not read aws:region."""
-    native = reader.values.get(NATIVE_REGION_KEY, "").strip()
+def _check_native_region(
+    reader: Reader, region: str, infra: InfrastructureConfig, environment_region: str
+) -> None:
+    """The aws-native provider (the HyperPod cluster) does not read aws:region, only its own
+    key or AWS_REGION."""
+    native = (reader.values.get(NATIVE_REGION_KEY) or environment_region).strip()
     if native and native != region:
         message = f"is {native!r} but aws:region is {region!r}; set both to the same region"
     elif not native and not isinstance(infra.cluster, ExistingCluster):

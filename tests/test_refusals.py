@@ -218,3 +218,11 @@ def test_s3_buckets_and_prefixes_s3_refuses(field: str, uri: str) -> None:
         field: uri,
     }
     refused({"hp:optimize": json.dumps(optimize)}, f"hp:optimize.{field}")
+
+
+def test_native_region_from_the_environment_when_the_stack_has_none() -> None:
+    values = {k: v for k, v in BASE.items() if k != "aws-native:region"}
+    assert parse(values, stack="dev", environment_region="us-east-1").config.region == "us-east-1"
+    with pytest.raises(ConfigError) as raised:
+        parse(values, stack="dev", environment_region="eu-west-1")
+    assert [p.key for p in raised.value.problems] == ["aws-native:region"]
