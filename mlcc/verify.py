@@ -4,7 +4,7 @@ Pure: every function takes what the Kubernetes API returned (the InferenceEndpoi
 pods as JSON-shaped dicts, container logs as text) and returns `Check`s. The CLI in
 `mlcc/cli/verify.py` fetches, calls `verify_endpoint` and prints the lines.
 
-What "proof" means per engine is in reference/engines.md sections 1.7 and 2.6:
+What "proof" means per engine (docs/verify.md):
 - vLLM's engine core logs its config: `speculative_config=SpeculativeConfig(method='eagle3', ...`
   or `speculative_config=None` when speculation is off;
 - SGLang logs `server_args=` with the resolved `speculative_algorithm` (a dict in 0.5.23,
@@ -34,7 +34,7 @@ READY_STATE = "DeploymentComplete"
 ALGORITHM_ENV = contract.ALGORITHM_ENV
 
 # SGLang rewrites NEXTN to EAGLE before logging server_args, and promotes NEXTN/EAGLE with a
-# Gemma 4 assistant draft to FROZEN_KV_MTP (reference/engines.md 2.2).
+# Gemma 4 assistant draft to FROZEN_KV_MTP.
 SGLANG_LOGGED_AS: dict[str, frozenset[str]] = {
     "NEXTN": frozenset({"NEXTN", "EAGLE", "FROZEN_KV_MTP"}),
     "EAGLE": frozenset({"EAGLE", "FROZEN_KV_MTP"}),
@@ -321,7 +321,7 @@ def check_acceptance(check_name: str, log: str, engine: Engine) -> Check | None:
     """The acceptance metrics, when requests have been served; None before any.
 
     Fails only when every report shows an acceptance length of 1.0 or less: drafts are never
-    accepted, e.g. an EAGLE-3 head run as EAGLE (reference/engines.md 2.5).
+    accepted, e.g. an EAGLE-3 head run as EAGLE.
     """
     pattern = _VLLM_ACCEPTANCE if engine is Engine.VLLM else _SGLANG_ACCEPTANCE
     reports = [m for line in log.splitlines() for m in pattern.finditer(line)]

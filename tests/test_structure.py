@@ -35,7 +35,11 @@ NOT_SOURCES = {
 TEXT_SUFFIXES = {".py", ".md", ".yaml", ".yml", ".sh", ".toml", ".cfg", ".ini", ".txt", ".json"}
 TEXT_NAMES = {"Makefile", "Dockerfile", ".gitignore", ".dockerignore"}
 # The notes the project was designed from and the machine it was written on.
-OUTSIDE_REFERENCE = re.compile(r"\.\./shared|shared/reference|MLCC_SHARED_DIR|\bDESIGN\b|/work/")
+OUTSIDE_REFERENCE = re.compile(
+    r"\.\./shared|shared/reference|MLCC_SHARED_DIR|\bDESIGN\b|/work/"
+    # the outside reference notes by name, unless a file of docs/ carries the name
+    r"|(?<!docs/)\b(engines|hyperpod|prior-art|pulumi-testing|aws-recommendation-api)\.md\b"
+)
 MARKDOWN_LINK = re.compile(r"\]\(([^)\s]+)\)")
 DOCS_CITATION = re.compile(r"(?<![\w./-])docs/[\w./-]+\.md\b")
 SKIP_CALLS = {"skip", "skipif", "importorskip"}

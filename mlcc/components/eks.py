@@ -1,12 +1,13 @@
 """The EKS control plane HyperPod orchestrates through, with a small CPU system node group.
 
 HyperPod needs authentication mode API or API_AND_CONFIG_MAP, Kubernetes 1.28-1.33 and the
-Amazon VPC CNI >= 1.18.3 (hyperpod.md 3.1). The operator, cert-manager, metrics-server and
-CoreDNS need non-HyperPod capacity (pain point 6), hence the system node group (x86_64: the
+Amazon VPC CNI >= 1.18.3. The operator, cert-manager, metrics-server and CoreDNS need
+non-HyperPod capacity (without it they stay Pending), hence the system node group (x86_64: the
 operator images are amd64-only).
 
 `pulumi_eks.Cluster` is a remote component: its `eks_cluster` child is not reachable under
-mocks (pulumi-testing.md gotchas 5-6), so the cluster's ARN is derived from the name set here.
+mocks (remote components register no children there), so the cluster's ARN is derived from
+the name set here.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ class EksClusterArgs:
     tags: Mapping[str, str]
 
 
-MIN_VPC_CNI = (1, 18, 3)  # HyperPod's minimum (hyperpod.md 3.1)
+MIN_VPC_CNI = (1, 18, 3)  # HyperPod's minimum
 
 
 def supported_vpc_cni(version: str) -> str:

@@ -25,7 +25,7 @@ from mlcc.infrastructure import InstanceGroup
 LIFECYCLE_PREFIX = "lifecycle"
 ON_CREATE = "on_create.sh"
 EXECUTION_ROLE_POLICIES = ("AmazonSageMakerClusterInstanceRolePolicy", "AmazonEKS_CNI_Policy")
-# Published charts, at the versions AWS's HyperPod dependencies chart pins (hyperpod.md 2.4);
+# Published charts, at the versions AWS's HyperPod dependencies chart pins (docs/infrastructure.md);
 # that chart itself is only in a git checkout.
 NVIDIA_DEVICE_PLUGIN = (
     "https://nvidia.github.io/k8s-device-plugin",

@@ -1,6 +1,6 @@
 """The HyperPod inference operator as the EKS add-on, with its prerequisites and IAM roles.
 
-Follows hyperpod.md 2.1 and 2.3: add-on `amazon-sagemaker-hyperpod-inference` (operator >= 3.0)
+docs/infrastructure.md explains it: add-on `amazon-sagemaker-hyperpod-inference` (operator >= 3.0)
 runs the controller, its ALB controller and KEDA in `hyperpod-inference-system`; the
 prerequisites are the EKS add-ons cert-manager, the Mountpoint S3 and FSx CSI drivers (the
 manager's init container waits for both CSIDrivers) and metrics-server, plus a TLS bucket.
@@ -57,7 +57,7 @@ def addon_configuration(
     alb_role_arn: str,
     keda_role_arn: str,
 ) -> dict[str, object]:
-    """The add-on's configuration values (hyperpod.md 2.1)."""
+    """The add-on's configuration values."""
     return {
         "executionRoleArn": execution_role_arn,
         "tlsCertificateS3Bucket": tls_bucket,
@@ -115,7 +115,8 @@ class InferenceOperator(pulumi.ComponentResource):
             ),
         ]
         prerequisites = [self._addon(addon) for addon in PREREQUISITE_ADDONS]
-        # Both CSI drivers must exist even if only one storage type is used (hyperpod.md 2.2).
+        # Both CSI drivers must exist even if only one storage type is used (the operator's
+        # documented prerequisites).
         prerequisites.append(self._addon("aws-mountpoint-s3-csi-driver", role=self._role("s3-csi")))
         prerequisites.append(self._addon("aws-fsx-csi-driver", role=self._role("fsx-csi")))
         configuration = pulumi.Output.all(

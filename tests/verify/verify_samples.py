@@ -1,7 +1,7 @@
 """Realistic samples for `mlcc verify`: stack configs, InferenceEndpointConfigs, pods, logs.
 
-The logs in `logs/` follow the formats quoted in reference/engines.md 1.7 (vLLM 0.27.1 /
-0.34.0) and 2.6 (SGLang 0.5.17 `ServerArgs(...)`, 0.5.23 dict), padded with the neighbouring
+The logs in `logs/` follow the formats the engines print (docs/verify.md): vLLM 0.27.1 and
+0.34.0, SGLang 0.5.17 (`ServerArgs(...)`) and 0.5.23 (a dict), padded with the neighbouring
 lines a real start prints so that the parsers must pick the right one. They were written from
 those formats, not captured from a GPU run.
 """
@@ -144,7 +144,7 @@ SGLANG_0_5_17_EAGLE3_LOG = read_log("sglang-0.5.17-eagle3.log")
 
 SGLANG_SPECULATION_OFF_LOG = read_log("sglang-0.5.17-speculation-off.log")
 
-# EAGLE given an EAGLE-3 head: starts, serves, accepts nothing (reference/engines.md 2.5).
+# EAGLE given an EAGLE-3 head: starts, serves, accepts nothing.
 SGLANG_EAGLE_WITH_EAGLE3_HEAD_LOG = SGLANG_0_5_23_EAGLE3_LOG.replace(
     "'speculative_algorithm': 'EAGLE3'", "'speculative_algorithm': 'EAGLE'"
 ).replace("accept len: 3.12, accept rate: 0.52", "accept len: 1.00, accept rate: 0.00")
