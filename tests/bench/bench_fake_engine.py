@@ -32,6 +32,28 @@ class EngineBehaviour:
     serve_models_list: bool = True
 
 
+class Timing:
+    """What the fake really did for one request (monotonic seconds): under a loaded CPU its
+    sleeps overshoot, so tests compare `mlcc bench` with this, not with the configured delays."""
+
+    def __init__(self, received: float) -> None:
+        self.received = received
+        self.token_times: list[float] = []  # when each content chunk was written
+        self.tokens = 0
+
+    @property
+    def ttft_ms(self) -> float:
+        return (self.token_times[0] - self.received) * 1000
+
+    @property
+    def e2e_ms(self) -> float:
+        return (self.token_times[-1] - self.received) * 1000
+
+    @property
+    def itl_ms(self) -> float:
+        return (self.e2e_ms - self.ttft_ms) / (self.tokens - 1)
+
+
 @dataclass
 class Counters:
     requests: int = 0
@@ -81,6 +103,7 @@ class FakeEngine(LoopbackServer):
         self._scheme = "https" if tls else "http"
         self.counters = Counters(accepted_per_position=[0] * behaviour.drafts_per_step)
         self.received: list[tuple[str, dict[str, Any]]] = []  # (path, body)
+        self.timings: list[Timing] = []  # of the requests answered with tokens
         self._lock = threading.Lock()
         self._serve(_handler(self))
         if tls is not None:
@@ -120,8 +143,8 @@ class FakeEngine(LoopbackServer):
                 return _sglang_metrics(self.counters, self.behaviour)
             return _plain_metrics(self.counters)
 
-    def events(self, chat: bool) -> Iterator[tuple[float, bytes]]:
-        """(delay before sending, SSE bytes) for one successful request."""
+    def events(self, chat: bool) -> Iterator[tuple[float, bytes, bool]]:
+        """(delay before sending, SSE bytes, carries tokens) for one successful request."""
         chunks = self.behaviour.chunk_tokens
         for index, tokens in enumerate(chunks):
             delay = (
@@ -131,11 +154,11 @@ class FakeEngine(LoopbackServer):
             choice = (
                 {"index": 0, "delta": {"content": text}} if chat else {"index": 0, "text": text}
             )
-            yield delay, _sse({"id": "x", "choices": [choice]})
+            yield delay, _sse({"id": "x", "choices": [choice]}), True
         if self.behaviour.report_usage:
             usage = {"prompt_tokens": 7, "completion_tokens": sum(chunks), "total_tokens": 0}
-            yield 0.0, _sse({"id": "x", "choices": [], "usage": usage})
-        yield 0.0, b"data: [DONE]\n\n"
+            yield 0.0, _sse({"id": "x", "choices": [], "usage": usage}), False
+        yield 0.0, b"data: [DONE]\n\n", False
 
 
 def _sse(event: dict[str, Any]) -> bytes:
@@ -219,6 +242,7 @@ def _handler(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
                 self._send(404, b'{"detail":"Not Found"}', "application/json")
 
         def do_POST(self) -> None:
+            timing = Timing(time.monotonic())
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             engine.received.append((self.path, body))
             if body.get("model") != engine.behaviour.model:
@@ -234,11 +258,16 @@ def _handler(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
-            for delay, data in engine.events(chat=self.path.endswith("chat/completions")):
+            chat = self.path.endswith("chat/completions")
+            for delay, data, carries_tokens in engine.events(chat=chat):
                 time.sleep(delay)
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                 self.wfile.flush()
+                if carries_tokens:
+                    timing.token_times.append(time.monotonic())
             self.wfile.write(b"0\r\n\r\n")
+            timing.tokens = engine.tokens_per_request()
+            engine.timings.append(timing)
 
         def _send(self, status: int, payload: bytes, content_type: str) -> None:
             self.send_response(status)

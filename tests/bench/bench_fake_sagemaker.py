@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from bench_fake_engine import FakeEngine, LoopbackServer
+from bench_fake_engine import FakeEngine, LoopbackServer, Timing
 
 _STRING_HEADER = 7
 
@@ -62,15 +62,20 @@ class FakeSageMaker(LoopbackServer):
     def __init__(self, engine: FakeEngine, endpoint_name: str, break_after: int | None = None):
         self.engine, self.endpoint_name, self.break_after = engine, endpoint_name, break_after
         self.requests: list[tuple[str, dict[str, str], dict[str, Any]]] = []
+        self.timings: list[Timing] = []  # what the fake really did, per streamed request
         self._serve(_handler(self))
 
-    def frames(self) -> list[tuple[float, bytes]]:
-        frames: list[tuple[float, bytes]] = []
-        for count, (delay, data) in enumerate(self.engine.events(chat=True)):
+    def frames(self) -> list[tuple[float, bytes, bool]]:
+        """(delay, frame, completes an event that carries tokens)."""
+        frames: list[tuple[float, bytes, bool]] = []
+        for count, (delay, data, carries_tokens) in enumerate(self.engine.events(chat=True)):
             if self.break_after is not None and count == self.break_after:
-                return [*frames, (0.0, model_stream_error("connection reset by the model"))]
+                return [*frames, (0.0, model_stream_error("connection reset by the model"), False)]
             middle = len(data) // 2
-            frames += [(delay, payload_part(data[:middle])), (0.0, payload_part(data[middle:]))]
+            frames += [
+                (delay, payload_part(data[:middle]), False),
+                (0.0, payload_part(data[middle:]), carries_tokens),
+            ]
         return frames
 
 
@@ -82,6 +87,7 @@ def _handler(fake: FakeSageMaker) -> type[BaseHTTPRequestHandler]:
             pass
 
         def do_POST(self) -> None:
+            timing = Timing(time.monotonic())
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             fake.requests.append((self.path, dict(self.headers), body))
             expected = f"/endpoints/{fake.endpoint_name}/invocations-response-stream"
@@ -99,10 +105,14 @@ def _handler(fake: FakeSageMaker) -> type[BaseHTTPRequestHandler]:
             self.send_header("X-Amzn-SageMaker-Content-Type", "text/event-stream")
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
-            for delay, frame in fake.frames():
+            for delay, frame, completes_tokens in fake.frames():
                 time.sleep(delay)
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
                 self.wfile.flush()
+                if completes_tokens:
+                    timing.token_times.append(time.monotonic())
             self.wfile.write(b"0\r\n\r\n")
+            timing.tokens = fake.engine.tokens_per_request()
+            fake.timings.append(timing)
 
     return Handler

@@ -4,6 +4,7 @@ speaks the binary event stream: PayloadParts that split SSE lines, and a mid-str
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -59,8 +60,11 @@ def test_same_figures_through_sagemaker(monkeypatch: pytest.MonkeyPatch, tmp_pat
     assert code == 0
     run = load(tmp_path)
     assert (run["completed"], run["target"]) == (4, f"sagemaker:{ENDPOINT}")
-    assert abs(run["ttft_ms"]["p50"] - 100.0) <= 0.15 * 100.0
-    assert abs(run["itl_ms"]["p50"] - 5.0) <= 0.15 * 5.0
+    # Compared with what the fake really did (its sleeps overshoot on a busy CPU).
+    ttft = statistics.median(t.ttft_ms for t in fake.timings)  # about 100 ms
+    itl = statistics.median(t.itl_ms for t in fake.timings)  # about 5 ms
+    assert abs(run["ttft_ms"]["p50"] - ttft) <= 0.15 * ttft
+    assert abs(run["itl_ms"]["p50"] - itl) <= 0.15 * itl
     assert run["per_request"][0]["output_tokens"] == 10
     assert run["speculative"]["accepted_tokens"] == 4 * (2 + 1 + 3)
     path, headers, body = fake.requests[0]
