@@ -121,12 +121,23 @@ def parse(
         endpoints=endpoints,
         infrastructure=infra,
     )
-    if config.image and all(e.engine_release != config.image_release for e in endpoints):
-        reader.warn("image", "ignored: no endpoint runs the engine release of hp:engine")
+    _warn_unused_stack_keys(reader, config)
     errors = reader.problems.unique_errors()
     if errors or not endpoints:
         raise ConfigError(errors or [Problem(f"{PROJECT}:endpoints", "lists no endpoint")])
     return Parsed(config, tuple(reader.problems.unique_warnings()))
+
+
+def _warn_unused_stack_keys(reader: Reader, config: StackConfig) -> None:
+    endpoints = config.endpoints
+    if config.image and all(e.engine_release != config.image_release for e in endpoints):
+        reader.warn("image", "ignored: no endpoint runs the engine release of hp:engine")
+    if config.optimize and all(e.speculative or e.baseline_of for e in endpoints):
+        reader.warn(
+            "optimize",
+            "ignored: every endpoint sets hp:speculativeAlgorithm itself, so no recommendation "
+            "job is created",
+        )
 
 
 def _check_unknown_keys(reader: Reader) -> None:

@@ -226,3 +226,16 @@ def test_native_region_from_the_environment_when_the_stack_has_none() -> None:
     with pytest.raises(ConfigError) as raised:
         parse(values, stack="dev", environment_region="eu-west-1")
     assert [p.key for p in raised.value.problems] == ["aws-native:region"]
+
+
+def test_optimize_is_a_warning_when_every_endpoint_is_explicit() -> None:
+    optimize = {
+        "goal": "latency",
+        "modelS3Uri": "s3://my-bucket/models/llama/",
+        "roleArn": "arn:aws:iam::123456789012:role/Recommend",
+    }
+    values = {**BASE, "hp:optimize": json.dumps(optimize), "hp:speculativeAlgorithm": "ngram"}
+    warnings = parse(values, stack="dev").warnings
+    assert "hp:optimize" in [w.key for w in warnings]
+    del values["hp:speculativeAlgorithm"]
+    assert "hp:optimize" not in [w.key for w in parse(values, stack="dev").warnings]
