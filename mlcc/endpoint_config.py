@@ -17,7 +17,7 @@ from mlcc import engine_contract, instances, speculative
 from mlcc.config_reader import Reader
 from mlcc.engines import Engine, EngineRelease, known_versions, release
 from mlcc.scaling import Autoscaling
-from mlcc.schema import ENDPOINT_KEYS
+from mlcc.schema import ENDPOINT_KEYS, KEYS_BY_NAME
 from mlcc.speculative import SpeculativeSpec
 
 # The single endpoint keeps the Pulumi name it has always had, so existing stacks replace nothing.
@@ -95,9 +95,7 @@ def _entry(reader: Reader, index: int, entry: dict[str, object]) -> ReadEndpoint
     path = f"endpoints[{index}]"
     entry_reader = reader.for_entry(entry, path)
     for unknown in sorted(set(map(str, entry)) - set(_ENTRY_FIELDS)):
-        guess = difflib.get_close_matches(unknown, _ENTRY_FIELDS, n=1)
-        hint = f"; did you mean {guess[0]}?" if guess else f"; fields: {', '.join(_ENTRY_FIELDS)}"
-        reader.fail(f"{path}.{_shown_name(unknown)}", f"is not an endpoint field{hint}")
+        reader.fail(f"{path}.{_shown_name(unknown)}", _unknown_field_message(unknown))
     name = entry.get("name")
     if not isinstance(name, str) or not name.strip():
         reader.fail(f"{path}.name", "is required: the endpoint's name, e.g. llama-eagle3")
@@ -106,6 +104,14 @@ def _entry(reader: Reader, index: int, entry: dict[str, object]) -> ReadEndpoint
         reader.fail(f"{path}.name", problem)
     name = name.strip()
     return ReadEndpoint(_endpoint(entry_reader, name, name), entry_reader)
+
+
+def _unknown_field_message(field: str) -> str:
+    if field in KEYS_BY_NAME:  # a stack key: one value for every endpoint
+        return f"is not an endpoint field; hp:{field} is set once, at the top level"
+    guess = difflib.get_close_matches(field, _ENTRY_FIELDS, n=1)
+    hint = f"did you mean {guess[0]}?" if guess else f"fields: {', '.join(_ENTRY_FIELDS)}"
+    return f"is not an endpoint field; {hint}"
 
 
 def _baseline_twin(endpoint: ReadEndpoint) -> ReadEndpoint | None:

@@ -142,6 +142,13 @@ def test_bad_entries_name_the_entry_and_key(entries: object, line: str) -> None:
     assert any(error.startswith(line) for error in errors(entries, **top)), errors(entries, **top)
 
 
+def test_a_stack_key_in_an_entry_says_where_it_belongs() -> None:
+    assert errors([{"name": "a", "namespace": "other"}]) == [
+        "hp:endpoints[0].namespace: is not an endpoint field; hp:namespace is set once, at the "
+        "top level"
+    ]
+
+
 def test_an_inherited_bad_value_says_where_it_is_set() -> None:
     found = [e for e in errors([{"name": "a"}, {"name": "b"}], replicas="0") if "replicas" in e]
     assert found == [
