@@ -2,25 +2,54 @@
 
 from __future__ import annotations
 
+import datetime
+import ipaddress
 import json
 import ssl
 from pathlib import Path
 
 import pytest
 from bench_fake_engine import EngineBehaviour, FakeEngine
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from mlcc.cli import main
 
-# A self-signed certificate for 127.0.0.1, valid for a century, made once with
-# `openssl req -x509 -newkey rsa:2048 -nodes -days 36500 -subj /CN=mlcc-bench-test
-#  -addext subjectAltName=IP:127.0.0.1`. Its key protects nothing but these tests.
-TLS_DIR = Path(__file__).parent / "tls"
 
-
-@pytest.fixture
-def self_signed() -> ssl.SSLContext:
+@pytest.fixture(scope="module")
+def self_signed(tmp_path_factory: pytest.TempPathFactory) -> ssl.SSLContext:
+    """A server context with a self-signed certificate for 127.0.0.1, made for this run (no
+    key is kept in the repository)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "mlcc-bench-test")])
+    now = datetime.datetime.now(datetime.UTC)
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    folder = tmp_path_factory.mktemp("tls")
+    (folder / "cert.pem").write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    (folder / "key.pem").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(TLS_DIR / "test-only-cert.pem", TLS_DIR / "test-only-key.pem")
+    context.load_cert_chain(folder / "cert.pem", folder / "key.pem")
     return context
 
 
