@@ -17,6 +17,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+# The speculative variables the wrapper tests set and expect.
+SPEC = "SM_VLLM_SPECULATIVE_CONFIG"
+ALGO = "SM_SGLANG_SPECULATIVE_ALGORITHM"
+DRAFT = "SM_SGLANG_SPECULATIVE_DRAFT_MODEL_PATH"
+STEPS = "SM_SGLANG_SPECULATIVE_NUM_STEPS"
+TOPK = "SM_SGLANG_SPECULATIVE_EAGLE_TOPK"
+DRAFT_TOKENS = "SM_SGLANG_SPECULATIVE_NUM_DRAFT_TOKENS"
+
 REPO = Path(__file__).resolve().parents[1]
 SERVE_PY = REPO / "images" / "serve" / "serve.py"
 IMAGES = REPO / "images"

@@ -9,18 +9,23 @@ import string
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from serve_harness import Result, dry_run_argv, run_serve, serve
+from serve_harness import (
+    ALGO,
+    DRAFT,
+    DRAFT_TOKENS,
+    SPEC,
+    STEPS,
+    TOPK,
+    Result,
+    dry_run_argv,
+    run_serve,
+    serve,
+)
 
 contract = serve.contract
 
 TARGET = "meta-llama/Llama-3.1-8B-Instruct"
 DRAFT_ID = "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"
-SPEC = "SM_VLLM_SPECULATIVE_CONFIG"
-ALGO = "SM_SGLANG_SPECULATIVE_ALGORITHM"
-DRAFT = "SM_SGLANG_SPECULATIVE_DRAFT_MODEL_PATH"
-STEPS = "SM_SGLANG_SPECULATIVE_NUM_STEPS"
-TOPK = "SM_SGLANG_SPECULATIVE_EAGLE_TOPK"
-DRAFT_TOKENS = "SM_SGLANG_SPECULATIVE_NUM_DRAFT_TOKENS"
 SGLANG_EAGLE3 = {
     "SM_SGLANG_MODEL_PATH": TARGET,
     ALGO: "EAGLE3",

@@ -8,7 +8,19 @@ import sys
 from pathlib import Path
 
 import pytest
-from serve_harness import SERVE_PY, dry_run_argv, run_serve, run_serve_process, serve
+from serve_harness import (
+    ALGO,
+    DRAFT,
+    DRAFT_TOKENS,
+    SERVE_PY,
+    SPEC,
+    STEPS,
+    TOPK,
+    dry_run_argv,
+    run_serve,
+    run_serve_process,
+    serve,
+)
 
 contract = serve.contract
 
@@ -444,13 +456,6 @@ def without(env: dict[str, str], *names: str) -> dict[str, str]:
 def vllm_config(value: str) -> dict[str, str]:
     return {"SM_VLLM_MODEL": TARGET, "SM_VLLM_SPECULATIVE_CONFIG": value}
 
-
-SPEC = "SM_VLLM_SPECULATIVE_CONFIG"
-ALGO = "SM_SGLANG_SPECULATIVE_ALGORITHM"
-DRAFT = "SM_SGLANG_SPECULATIVE_DRAFT_MODEL_PATH"
-STEPS = "SM_SGLANG_SPECULATIVE_NUM_STEPS"
-TOPK = "SM_SGLANG_SPECULATIVE_EAGLE_TOPK"
-DRAFT_TOKENS = "SM_SGLANG_SPECULATIVE_NUM_DRAFT_TOKENS"
 
 REFUSALS: list[tuple[str, str | None, dict[str, str], list[str], str]] = [
     # (case id, engine, env, container args, the variable the line must name)
