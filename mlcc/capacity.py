@@ -23,6 +23,14 @@ def node_demand(endpoints: Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
     return list(nodes.items())
 
 
+def _group_gpus(cluster: NewCluster, instance_type: str, fallback_per_node: int) -> tuple[int, int]:
+    """(nodes, GPUs per node) the instance groups have of `instance_type`."""
+    nodes = sum(
+        g.instance_count for g in cluster.instance_groups if g.instance_type == instance_type
+    )
+    return nodes, instances.gpu_count(instance_type) or fallback_per_node
+
+
 def pods_that_fit(
     infra: InfrastructureConfig, endpoint: EndpointConfig, others: Sequence[EndpointConfig]
 ) -> int | None:
@@ -30,12 +38,11 @@ def pods_that_fit(
     the groups are not this stack's (an existing cluster)."""
     if not isinstance(infra.cluster, NewCluster):
         return None
-    instance_type, gpus = endpoint.instance_type, max(endpoint.gpu_count, 1)
-    per_node = instances.gpu_count(instance_type) or gpus
-    nodes = sum(
-        g.instance_count for g in infra.cluster.instance_groups if g.instance_type == instance_type
+    gpus = max(endpoint.gpu_count, 1)
+    nodes, per_node = _group_gpus(infra.cluster, endpoint.instance_type, gpus)
+    used = sum(
+        o.replicas * o.gpu_count for o in others if o.instance_type == endpoint.instance_type
     )
-    used = sum(o.replicas * o.gpu_count for o in others if o.instance_type == instance_type)
     return max(nodes * per_node - used, 0) // gpus
 
 
@@ -63,12 +70,8 @@ def warn_if_gpus_short(
     for instance_type in sorted({e.instance_type for e in endpoints}):
         sharing = [e for e in endpoints if e.instance_type == instance_type]
         needed = sum(e.replicas * e.gpu_count for e in sharing)
-        per_node = instances.gpu_count(instance_type) or max(e.gpu_count for e in sharing)
-        nodes = sum(
-            g.instance_count
-            for g in infra.cluster.instance_groups
-            if g.instance_type == instance_type
-        )
+        fallback = max(e.gpu_count for e in sharing)
+        nodes, per_node = _group_gpus(infra.cluster, instance_type, fallback)
         if nodes and needed > nodes * per_node:
             reader.warn(
                 "replicas",

@@ -3,7 +3,7 @@
 One `Problems` sink collects every error and warning of a parse, so all of them are reported at
 once. A `Reader` reads top-level `hp:*` values (strings, as Pulumi hands them to a program); an
 entry reader (`Reader.for_entry`) reads one `hp:endpoints[i]` entry first and falls back to the
-top-level value, naming whichever key the value came from in its messages.
+top-level value; its messages name the entry's key, and say when the value was inherited.
 """
 
 from __future__ import annotations
@@ -105,18 +105,12 @@ class Reader:
         self.problems.warnings.append(Problem(self.key(path), self._origin(path, message)))
 
     def _origin(self, path: str, message: str) -> str:
-        """An entry's problem with a value it inherits says where that value is set."""
+        """One line; an entry's problem with a value it inherits says where that value is set."""
         name = re.split(r"[.\[]", path, maxsplit=1)[0]
-        inherited = name in KEYS_BY_NAME and name not in self.entry and name in self.values_keys
-        return (
-            f"{message} (inherited from {PROJECT}:{name})"
-            if self.entry_path and inherited
-            else message
-        )
-
-    @property
-    def values_keys(self) -> set[str]:
-        return {k.removeprefix(f"{PROJECT}:") for k in self.values}
+        inherited = name in KEYS_BY_NAME and name not in self.entry and self.present(name)
+        if self.entry_path and inherited:
+            message = f"{message} (inherited from {PROJECT}:{name})"
+        return " ".join(message.split())
 
     def present(self, name: str) -> bool:
         """True when the entry or the stack gives the key a value (even an empty one)."""
