@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from mlcc.engine_contract.values import shown_value
 from mlcc.schema import KEYS_BY_NAME, PROJECT
 from mlcc.speculative import Problem
 
@@ -144,13 +145,13 @@ class Reader:
             return None
         number = parse_integer(text)
         if number is None:
-            self.fail(name, f"must be a whole number, got {_short(text)}")
+            self.fail(name, f"must be a whole number, got {shown_value(text)}")
         return number
 
     def boolean(self, name: str) -> bool:
         text = self.string(name).lower()
         if text not in {"true", "false"}:
-            self.fail(name, f"must be true or false, got {_short(text)}")
+            self.fail(name, f"must be true or false, got {shown_value(text)}")
         return text == "true"
 
     def structured(self, name: str) -> object:
@@ -166,7 +167,3 @@ class Reader:
             self.fail(name, f"must be a map of {what}, such as {{key: value}}")
             return {}
         return value
-
-
-def _short(text: str, limit: int = 40) -> str:
-    return repr(text if len(text) <= limit else f"{text[:limit]}...")
