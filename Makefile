@@ -21,14 +21,14 @@ $(BIN)/mlcc: pyproject.toml
 plan: $(BIN)/mlcc
 	$(BIN)/mlcc plan --stack $(STACK)
 
-# Pulumi.yaml's config block is generated from the key table in mlcc/schema.py.
+# Pulumi.yaml's config block is generated from the key table in mlcc/config/schema.py.
 schema: $(BIN)/mlcc
-	$(BIN)/python -m mlcc.schema Pulumi.yaml
+	$(BIN)/python -m mlcc.config.schema Pulumi.yaml
 
 lint: $(BIN)/mlcc
 	$(BIN)/ruff check mlcc tests images benchmarks scripts __main__.py
 	$(BIN)/ruff format --check mlcc tests images benchmarks scripts __main__.py
-	$(BIN)/python -m mlcc.schema --check Pulumi.yaml
+	$(BIN)/python -m mlcc.config.schema --check Pulumi.yaml
 
 typecheck: $(BIN)/mlcc
 	$(BIN)/mypy

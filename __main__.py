@@ -2,11 +2,13 @@
 
 import pulumi
 
-from mlcc import config, deployment, workload
 from mlcc.bench.access import port_forward_commands
+from mlcc.components import program as deployment
 from mlcc.components.endpoint import InferenceEndpoint, InferenceEndpointArgs
 from mlcc.components.namespace import EndpointNamespace, EndpointNamespaceArgs
 from mlcc.components.recommendation_job import recommendation_job, speculative_for_endpoint
+from mlcc.config import stack as config
+from mlcc.manifest import workload
 
 stack_config = config.from_pulumi().config
 platform = deployment.build(stack_config)

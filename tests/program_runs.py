@@ -11,8 +11,11 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from mlcc import config, offline, stackfiles, workload
 from mlcc.components.endpoint import InferenceEndpoint, InferenceEndpointArgs
+from mlcc.config import stack as config
+from mlcc.manifest import workload
+from mlcc.plan import mocks as offline
+from mlcc.stackfiles import resolve as stackfiles
 
 REPO = Path(__file__).resolve().parent.parent
 IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/hp-vllm@sha256:" + "a" * 64

@@ -153,6 +153,55 @@ def test_the_package_has_no_import_cycles() -> None:
     assert found == [], "import cycles in mlcc/:\n" + "\n".join(found)
 
 
+# The packages of mlcc/ in the order data flows through them (docs/architecture.md). A package
+# imports only packages of a lower rank; packages of one rank stand beside each other.
+PACKAGE_RANKS = {
+    "engine_contract": 0,
+    "serving": 1,
+    "stackfiles": 2,
+    "config": 3,
+    "manifest": 4,
+    "preflight": 5,
+    "recommendation": 5,
+    "deploy": 5,
+    "bench": 5,
+    "components": 6,
+    "plan": 7,
+    "cli": 8,
+}
+ENTRY_POINTS = {"__init__.py", "__main__.py"}
+
+
+def _package_of(module: str) -> str:
+    return module.split(".")[1] if module.count(".") else ""
+
+
+def test_every_module_lives_in_a_package_but_the_entry_points() -> None:
+    loose = sorted(p.name for p in (REPO / PACKAGE).glob("*.py") if p.name not in ENTRY_POINTS)
+    assert loose == [], f"modules directly in mlcc/ (put each in the package of its job): {loose}"
+    packages = {p.name for p in (REPO / PACKAGE).iterdir() if (p / "__init__.py").is_file()}
+    assert packages == set(PACKAGE_RANKS), "a package without a rank (or a rank without one)"
+
+
+def test_packages_import_only_packages_below_them_in_the_data_flow() -> None:
+    upward = sorted(
+        f"{module} imports {target}"
+        for module, targets in import_graph(REPO, PACKAGE).items()
+        for target in targets
+        if (source := _package_of(module)) in PACKAGE_RANKS
+        and (imported := _package_of(target)) in PACKAGE_RANKS
+        and source != imported
+        and PACKAGE_RANKS[imported] >= PACKAGE_RANKS[source]
+    )
+    assert upward == [], "imports against the data flow:\n" + "\n".join(upward)
+
+
+def test_the_architecture_page_has_a_layout_row_per_package() -> None:
+    page = (REPO / "docs" / "architecture.md").read_text()
+    missing = [name for name in PACKAGE_RANKS if f"| `mlcc/{name}/` |" not in page]
+    assert missing == [], f"docs/architecture.md's layout table lacks rows for {missing}"
+
+
 def test_no_module_is_longer_than_the_limit() -> None:
     too_long = {
         str(path.relative_to(REPO)): length

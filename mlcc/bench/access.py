@@ -1,7 +1,7 @@
 """How to reach a stack's endpoints from a workstation.
 
 The operator runs each model as a Deployment named after its endpoint, with the engine listening
-on the container port the program sets (`mlcc.workload.CONTAINER_PORT`), in the stack's
+on the container port the program sets (`mlcc.manifest.workload.CONTAINER_PORT`), in the stack's
 namespace. `kubectl port-forward` to that Deployment needs no knowledge of the Service and load
 balancer the operator puts in front (their names are not documented), and serves both the
 OpenAI API and the engine's `/metrics` on the local port.
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlcc.workload import CONTAINER_PORT
+from mlcc.manifest.workload import CONTAINER_PORT
 
 LOCAL_PORT = 8080
 
@@ -58,8 +58,8 @@ def local_url(local_port: int = LOCAL_PORT) -> str:
 def stack_endpoints(project_dir: Path, stack: str) -> list[StackEndpoint]:
     """The endpoints a stack deploys, read offline from Pulumi.yaml and Pulumi.<stack>.yaml.
     Raises the stack modules' own errors (StackFileError, StackConfigError, ConfigError)."""
-    from mlcc import config as stack_config
-    from mlcc import stackfiles
+    from mlcc.config import stack as stack_config
+    from mlcc.stackfiles import resolve as stackfiles
 
     project = stackfiles.load_project(project_dir)
     values = stackfiles.resolve(project, stackfiles.load_stack(project_dir, stack), stack=stack)

@@ -161,8 +161,8 @@ def _plan(args: argparse.Namespace) -> Plan:
 
 
 def _stack_endpoint(args: argparse.Namespace) -> access.StackEndpoint:
-    from mlcc import config as stack_config
-    from mlcc import stackfiles
+    from mlcc.config import stack as stack_config
+    from mlcc.stackfiles import resolve as stackfiles
 
     try:
         endpoints = access.stack_endpoints(args.project_dir, args.stack)

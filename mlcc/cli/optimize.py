@@ -43,7 +43,7 @@ from mlcc.cli.optimize_context import (
     stack_engine,
 )
 from mlcc.cli.optimize_output import print_job_list, print_job_report
-from mlcc.optimize_settings import (
+from mlcc.config.optimize import (
     DEFAULT_TIMEOUT_MINUTES,
     Goal,
     OptimizeSettings,
@@ -51,10 +51,10 @@ from mlcc.optimize_settings import (
     parse_optimize_settings,
     validate_timeout,
 )
-from mlcc.recommendation_names import job_name_problem, job_names, stack_name_problem
-from mlcc.recommendation_parsing import JobStatus
-from mlcc.recommendation_polling import JobTimedOut, wait_for_job
-from mlcc.stack_file_edit import StackEditError
+from mlcc.recommendation.names import job_name_problem, job_names, stack_name_problem
+from mlcc.recommendation.parsing import JobStatus
+from mlcc.recommendation.polling import JobTimedOut, wait_for_job
+from mlcc.stackfiles.edit import StackEditError
 
 if TYPE_CHECKING:
     from mypy_boto3_sagemaker.client import SageMakerClient
@@ -108,7 +108,7 @@ def execute(args: argparse.Namespace, deps: Deps) -> int:
     from botocore.exceptions import BotoCoreError, ClientError
     from botocore.parsers import ResponseParserError
 
-    from mlcc import recommendation_api as api
+    from mlcc.recommendation import api
 
     try:
         return _dispatch(args, deps)
@@ -171,7 +171,7 @@ def _settings(args: argparse.Namespace, config: Mapping[str, Any]) -> OptimizeSe
 
 
 def _start(args: argparse.Namespace, deps: Deps) -> int:
-    from mlcc import recommendation_api as api
+    from mlcc.recommendation import api
 
     if not args.stack:
         raise UsageError("--stack is required to start a job (or use --list/--show/--job)")
@@ -215,7 +215,7 @@ def _print_hints(job: str, stack: str | None, err: TextIO) -> None:
 
 
 def _wait_and_show(client: SageMakerClient, job: str, minutes: int, deps: Deps) -> int:
-    from mlcc import recommendation_api as api
+    from mlcc.recommendation import api
 
     try:
         response = wait_for_job(
@@ -241,7 +241,7 @@ def _wait_and_show(client: SageMakerClient, job: str, minutes: int, deps: Deps) 
 
 
 def _list(args: argparse.Namespace, deps: Deps) -> int:
-    from mlcc import recommendation_api as api
+    from mlcc.recommendation import api
 
     client = sagemaker_client(args, deps)
     if args.stack:

@@ -19,8 +19,8 @@ from mlcc.cli.optimize_context import (
     stack_engine,
     stack_path,
 )
-from mlcc.recommendation_parsing import JobStatus, RecommendedSpeculation, top_recommendation
-from mlcc.stack_file_edit import set_config_keys
+from mlcc.recommendation.parsing import JobStatus, RecommendedSpeculation, top_recommendation
+from mlcc.stackfiles.edit import set_config_keys
 
 if TYPE_CHECKING:
     from mypy_boto3_sagemaker.client import SageMakerClient
@@ -29,7 +29,7 @@ else:
 
 
 def apply_result(args: argparse.Namespace, deps: Deps) -> int:
-    from mlcc import recommendation_api as api
+    from mlcc.recommendation import api
 
     if not args.stack:
         raise UsageError("--apply needs --stack: the stack file to write")
@@ -63,7 +63,7 @@ def apply_result(args: argparse.Namespace, deps: Deps) -> int:
 
 
 def _newest_completed_job(client: SageMakerClient, stack: str) -> str:
-    from mlcc import recommendation_api as api
+    from mlcc.recommendation import api
 
     newest = next(api.stack_jobs(client, stack, JobStatus.COMPLETED), None)
     if newest is not None:
@@ -78,8 +78,8 @@ def _speculative_values(
     top: RecommendedSpeculation, config: Mapping[str, Any], stack_file: str
 ) -> dict[str, str | int]:
     """The three keys to write, after checking them against the stack's engine."""
-    from mlcc.engines import Engine, known_versions, release
-    from mlcc.speculative_choice import recommended_spec
+    from mlcc.recommendation.choice import recommended_spec
+    from mlcc.serving.engines import Engine, known_versions, release
 
     engine = Engine(stack_engine(config))
     version = str(config_value(config, "engineVersion") or "") or None

@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from mlcc.optimize_settings import DOCUMENTED_REGIONS, ENGINE_FRAMEWORKS
-from mlcc.recommendation_polling import Backoff
+from mlcc.config.optimize import DOCUMENTED_REGIONS, ENGINE_FRAMEWORKS
+from mlcc.recommendation.polling import Backoff
 
 if TYPE_CHECKING:
     import argparse
@@ -118,7 +118,7 @@ def stack_engine(config: Mapping[str, Any]) -> str:
 
 
 def describe_or_refuse(client: SageMakerClient, job: str) -> Mapping[str, Any]:
-    from mlcc import recommendation_api as api
+    from mlcc.recommendation import api
 
     response = api.describe_job(client, job)
     if response is None:

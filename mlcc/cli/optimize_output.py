@@ -7,10 +7,10 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
-from mlcc.recommendation_parsing import JobStatus, RecommendedSpeculation, parse_recommendations
+from mlcc.recommendation.parsing import JobStatus, RecommendedSpeculation, parse_recommendations
 
 if TYPE_CHECKING:
-    from mlcc.recommendation_api import JobSummary
+    from mlcc.recommendation.api import JobSummary
 
 
 def print_job_list(jobs: Sequence[JobSummary], out: TextIO, *, as_json: bool) -> None:

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from mlcc import plan_report
-from mlcc.plan_report import CR_TYPE, PlannedResource
+from mlcc.plan import report as plan_report
+from mlcc.plan.report import CR_TYPE, PlannedResource
 
 if TYPE_CHECKING:
-    from mlcc import stackfiles
+    from mlcc.stackfiles import resolve as stackfiles
 
 DEFAULT_OUT = Path("build/plan")
 PLAN_FILE = "plan.json"
@@ -88,7 +88,7 @@ class _WarningCollector(logging.Handler):
 
 
 def run(args: argparse.Namespace) -> int:
-    from mlcc import stackfiles
+    from mlcc.stackfiles import resolve as stackfiles
 
     project_dir = Path.cwd()
     try:
@@ -141,7 +141,7 @@ def _config_errors(lines: list[str]) -> int:
 
 def _every_problem(error: stackfiles.StackConfigError, stack: str) -> list[str]:
     """The stack files' problems, and the program's own for every other key: all at once."""
-    from mlcc import config
+    from mlcc.config import stack as config
 
     lines = [str(p) for p in error.problems]
     if error.partial is None:
@@ -195,7 +195,7 @@ def _evaluate(
     """The offline run's registrations, or an exit code after printing why there are none."""
     import pulumi
 
-    from mlcc import offline
+    from mlcc.plan import mocks as offline
 
     collector = _WarningCollector()
     logging.getLogger().addHandler(collector)

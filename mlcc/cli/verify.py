@@ -3,7 +3,7 @@
 Reads the stack file for what is expected, the cluster for what runs (the
 InferenceEndpointConfig, its pods, their engine logs), prints one `PASS|FAIL <check>: <detail>`
 line per check and exits 0 only when every check passes (1 otherwise, 2 on a usage error).
-The decisions are in `mlcc.verify`; this module only fetches. The `kubernetes` client is
+The decisions are in `mlcc.deploy.verify`; this module only fetches. The `kubernetes` client is
 imported inside `kubernetes_apis`, so the rest of the CLI starts without it.
 """
 
@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from mlcc import config as stack_config
-from mlcc import stackfiles
-from mlcc.endpoint_config import EndpointConfig
-from mlcc.verify import (
+from mlcc.config import stack as stack_config
+from mlcc.config.endpoints import EndpointConfig
+from mlcc.deploy.verify import (
     GROUP,
     PLURAL,
     VERSION,
@@ -34,6 +33,7 @@ from mlcc.verify import (
     verify_endpoint,
     worker_container,
 )
+from mlcc.stackfiles import resolve as stackfiles
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -56,7 +56,7 @@ class CoreV1Api(Protocol):
 class KubernetesApis:
     custom: CustomObjectsApi
     core: CoreV1Api
-    # API objects -> the JSON shape (camelCase keys) that mlcc.verify reads.
+    # API objects -> the JSON shape (camelCase keys) that mlcc.deploy.verify reads.
     to_dict: Callable[[Any], Any]
 
 

@@ -1,7 +1,8 @@
 """One speculative-decoding endpoint: its InferenceEndpointConfig custom resource.
 
-The manifest is built by the pure `mlcc.workload`; this component only declares it. Its namespace
-and token Secret belong to `EndpointNamespace`, shared by every endpoint of the stack.
+The manifest is built by the pure `mlcc.manifest.workload`; this component only declares
+it. Its namespace and token Secret belong to `EndpointNamespace`, shared by every endpoint of
+the stack.
 """
 
 from __future__ import annotations
@@ -12,8 +13,15 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from mlcc.speculative import SpeculativeSpec
-from mlcc.workload import API_VERSION, KIND, Workload, endpoint_spec, labels, verify_commands
+from mlcc.manifest.workload import (
+    API_VERSION,
+    KIND,
+    Workload,
+    endpoint_spec,
+    labels,
+    verify_commands,
+)
+from mlcc.serving.speculative import SpeculativeSpec
 
 
 @dataclass(frozen=True)

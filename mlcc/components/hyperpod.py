@@ -18,9 +18,9 @@ import pulumi_aws as aws
 import pulumi_aws_native as aws_native
 import pulumi_kubernetes as k8s
 
-from mlcc import iam_policies
+from mlcc.components import iam_policies
 from mlcc.components.storage import private_bucket
-from mlcc.infrastructure import InstanceGroup
+from mlcc.config.infrastructure import InstanceGroup
 
 LIFECYCLE_PREFIX = "lifecycle"
 ON_CREATE = "on_create.sh"

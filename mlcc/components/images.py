@@ -21,8 +21,8 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_docker_build as docker_build
 
-from mlcc import iam_policies
-from mlcc.engines import Engine
+from mlcc.components import iam_policies
+from mlcc.serving.engines import Engine
 
 PLATFORM = docker_build.Platform.LINUX_AMD64
 DOCKERIGNORE = ".dockerignore"

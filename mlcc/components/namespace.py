@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from mlcc.config import Secret
-from mlcc.workload import HF_TOKEN_KEY
+from mlcc.config.stack import Secret
+from mlcc.manifest.workload import HF_TOKEN_KEY
 
 UNMANAGED_NAMESPACES = frozenset({"default"})
 # Where these children lived before: under the single endpoint's InferenceEndpoint component.

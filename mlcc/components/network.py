@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from mlcc.infrastructure import NewNetwork
+from mlcc.config.infrastructure import NewNetwork
 
 # Subnet tags the AWS Load Balancer Controller uses to place internal / internet-facing ALBs.
 _PRIVATE_ELB_TAG = {"kubernetes.io/role/internal-elb": "1"}

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from mlcc import iam_policies
+from mlcc.components import iam_policies
 from mlcc.components.storage import private_bucket
-from mlcc.infrastructure import OPERATOR_NAMESPACE
+from mlcc.config.infrastructure import OPERATOR_NAMESPACE
 
 ADDON_NAME = "amazon-sagemaker-hyperpod-inference"
 EXECUTION_ROLE_PREFIX = "SageMakerHyperPodInference"  # required by the add-on

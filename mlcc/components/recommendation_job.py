@@ -16,11 +16,11 @@ from typing import Any
 import pulumi
 from pulumi import dynamic
 
-from mlcc.engines import Engine, EngineRelease
-from mlcc.optimize_settings import OptimizeSettings
-from mlcc.providers.recommendation_provider import RecommendationJobProvider, job_inputs
-from mlcc.speculative import SpeculativeSpec
-from mlcc.speculative_choice import SpeculativeChoice, choose_speculative
+from mlcc.config.optimize import OptimizeSettings
+from mlcc.recommendation.choice import SpeculativeChoice, choose_speculative
+from mlcc.recommendation.provider import RecommendationJobProvider, job_inputs
+from mlcc.serving.engines import Engine, EngineRelease
+from mlcc.serving.speculative import SpeculativeSpec
 
 RESOURCE_NAME = "speculative-recommendation"
 FORMER_RUN_TYPE = "pulumi-python:dynamic/hp:SpeculativeRecommendation"

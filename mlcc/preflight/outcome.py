@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 
-from mlcc.speculative import Problem
+from mlcc.serving.speculative import Problem
 
 
 class Mode(Enum):

@@ -13,7 +13,7 @@ from bench_fake_engine import EngineBehaviour, FakeEngine
 
 from mlcc.bench.access import port_forward_command, port_forward_commands, stack_endpoints
 from mlcc.cli import main
-from mlcc.workload import CONTAINER_PORT
+from mlcc.manifest.workload import CONTAINER_PORT
 
 REPO = Path(__file__).resolve().parents[2]
 MODEL = "meta-llama/Llama-3.1-8B-Instruct"

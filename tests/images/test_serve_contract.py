@@ -1,4 +1,5 @@
-"""Contract: the CR env that mlcc.speculative makes, through the wrapper, is what engines take.
+"""Contract: the CR env that mlcc.serving.speculative makes, through the wrapper, is what
+engines take.
 
 Every expected argv below is written out by hand from the engines' documented CLI (vLLM 0.27.1: one
 `--speculative-config` JSON object with an explicit lowercase `method`, a draft `model` only for
@@ -16,9 +17,9 @@ import pytest
 from serve_harness import SERVE_PY, dry_run_argv, serve
 
 from mlcc import engine_contract
-from mlcc.engines import ENV_PREFIXES, PINNED_VERSIONS, Engine, release
-from mlcc.speculative import SpeculativeSpec, speculative_env
-from mlcc.workload import Workload, environment
+from mlcc.manifest.workload import Workload, environment
+from mlcc.serving.engines import ENV_PREFIXES, PINNED_VERSIONS, Engine, release
+from mlcc.serving.speculative import SpeculativeSpec, speculative_env
 
 TARGET = "meta-llama/Llama-3.1-8B-Instruct"
 SMALL_LM = "meta-llama/Llama-3.2-1B-Instruct"

@@ -14,7 +14,7 @@ from serve_harness import IMAGES, REPO, SERVE_PY
 
 from mlcc import engine_contract
 from mlcc.components.images import allowed_files, build_context
-from mlcc.engines import BASE_IMAGE_REPOSITORIES, Engine, release
+from mlcc.serving.engines import BASE_IMAGE_REPOSITORIES, Engine, release
 
 DOCKERFILES = {engine: IMAGES / engine.value / "Dockerfile" for engine in Engine}
 ENGINE_IDS = [engine.value for engine in Engine]

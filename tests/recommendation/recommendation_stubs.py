@@ -13,9 +13,9 @@ from typing import Any
 import boto3
 from botocore.stub import Stubber
 
-from mlcc.optimize_settings import OptimizeSettings, parse_optimize_settings
-from mlcc.recommendation_names import JobNames, stack_tags
-from mlcc.recommendation_requests import recommendation_job_request, workload_config_request
+from mlcc.config.optimize import OptimizeSettings, parse_optimize_settings
+from mlcc.recommendation.names import JobNames, stack_tags
+from mlcc.recommendation.requests import recommendation_job_request, workload_config_request
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"

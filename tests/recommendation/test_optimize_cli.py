@@ -32,7 +32,7 @@ from recommendation_stubs import (
 
 from mlcc.cli import build_parser, optimize_context
 from mlcc.cli import optimize as cli
-from mlcc.recommendation_names import stack_name_filter
+from mlcc.recommendation.names import stack_name_filter
 
 JOB = "hp-dev-latency-0123456789"
 

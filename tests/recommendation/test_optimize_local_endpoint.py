@@ -20,7 +20,7 @@ import pytest
 from local_sagemaker import LocalSageMaker, Reply, error, local_sagemaker
 from recommendation_stubs import MODEL_S3_URI, ROLE_ARN, eagle3_recommendation, job_arn
 
-from mlcc.recommendation_names import STACK_TAG, stack_name_filter
+from mlcc.recommendation.names import STACK_TAG, stack_name_filter
 
 REPO = Path(__file__).resolve().parents[2]
 STACK_FILE = f"""\

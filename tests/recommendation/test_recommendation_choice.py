@@ -6,14 +6,14 @@ from typing import Any
 
 from recommendation_stubs import EAGLE3_DRAFT
 
-from mlcc.engines import Engine, release
-from mlcc.speculative import SpeculativeSpec
-from mlcc.speculative_choice import (
+from mlcc.recommendation.choice import (
     NOT_RUN_MESSAGE,
     SpeculativeChoice,
     SpeculativeSource,
     choose_speculative,
 )
+from mlcc.serving.engines import Engine, release
+from mlcc.serving.speculative import SpeculativeSpec
 
 VLLM = (Engine.VLLM, release(Engine.VLLM))
 OLD_SGLANG = (Engine.SGLANG, release(Engine.SGLANG, "0.5.2"))

@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from recommendation_stubs import DATASET_S3_URI, MODEL_S3_URI, ROLE_ARN, settings
 
-from mlcc import recommendation_names as names
-from mlcc.recommendation_requests import recommendation_job_request, workload_config_request
+from mlcc.recommendation import names
+from mlcc.recommendation.requests import recommendation_job_request, workload_config_request
 
 MODEL = boto3.client("sagemaker", region_name="us-east-1").meta.service_model
 STACK_NAMES = st.from_regex(names.STACK_NAME_PATTERN, fullmatch=True)

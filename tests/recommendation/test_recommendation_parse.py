@@ -24,9 +24,8 @@ from recommendation_stubs import (
     speculative_detail,
 )
 
-from mlcc import recommendation_keys as keys
-from mlcc import recommendation_parsing as parsing
-from mlcc import speculative
+from mlcc.recommendation import keys, parsing
+from mlcc.serving import speculative
 
 JOB = "mlcc-speculative-0123456789"
 

@@ -14,8 +14,7 @@ from recommendation_stubs import (
     sagemaker_client,
 )
 
-from mlcc import recommendation_api as api
-from mlcc import recommendation_polling as polling
+from mlcc.recommendation import api, polling
 
 JOB = "mlcc-speculative-0123456789"
 

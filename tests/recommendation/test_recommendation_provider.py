@@ -33,12 +33,12 @@ from recommendation_stubs import (
     workload_arn,
 )
 
-from mlcc.optimize_settings import OptimizeSettings
-from mlcc.providers import recommendation_provider as provider_module
-from mlcc.providers.recommendation_provider import RecommendationJobProvider
-from mlcc.recommendation_names import STACK_JOB_KIND, JobNames, job_names
-from mlcc.recommendation_polling import JobFailed, JobTimedOut, RecommendationJobError
-from mlcc.recommendation_requests import recommendation_job_request, workload_config_request
+from mlcc.config.optimize import OptimizeSettings
+from mlcc.recommendation import provider as provider_module
+from mlcc.recommendation.names import STACK_JOB_KIND, JobNames, job_names
+from mlcc.recommendation.polling import JobFailed, JobTimedOut, RecommendationJobError
+from mlcc.recommendation.provider import RecommendationJobProvider
+from mlcc.recommendation.requests import recommendation_job_request, workload_config_request
 
 STACK = "dev"
 

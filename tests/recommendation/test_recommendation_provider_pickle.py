@@ -12,14 +12,14 @@ from pulumi.dynamic import ConfigureRequest
 from pulumi.dynamic.config import Config
 from recommendation_stubs import settings
 
-from mlcc import offline
 from mlcc.components.recommendation_job import (
     RecommendationJob,
     RecommendationJobArgs,
     RecommendationJobRun,
 )
-from mlcc.engines import Engine
-from mlcc.providers.recommendation_provider import OUTPUT_KEYS, RecommendationJobProvider
+from mlcc.plan import mocks as offline
+from mlcc.recommendation.provider import OUTPUT_KEYS, RecommendationJobProvider
+from mlcc.serving.engines import Engine
 
 RUN_TYPE = "pulumi-python:dynamic/hp:RecommendationJobRun"
 COMPONENT_TYPE = "hp:index:RecommendationJob"
@@ -73,7 +73,7 @@ def test_pickled_provider_holds_no_client_session_or_credentials() -> None:
     assert not credential_objects(restored)
     assert b"aws_secret_access_key" not in payload and b"SSLContext" not in payload
     # The class travels by reference: the payload names the module rather than carrying code.
-    assert b"mlcc.providers.recommendation_provider" in payload
+    assert b"mlcc.recommendation.provider" in payload
     assert len(payload) < 2000
 
 
@@ -107,3 +107,31 @@ def test_component_builds_its_run_under_mocks_with_typed_outputs_seeded() -> Non
 def test_typed_outputs_are_declared_on_the_resource() -> None:
     annotations = RecommendationJobRun.__annotations__
     assert set(OUTPUT_KEYS) <= set(annotations)
+
+
+def test_a_provider_pickled_before_the_modules_moved_still_unpickles() -> None:
+    """State written by main at f02b0ec names the provider and its backoff by their old module
+    paths (mlcc.providers.recommendation_provider, mlcc.recommendation_polling). Pulumi's
+    dynamic-provider host unpickles it in a fresh process, as done here."""
+    import base64
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    fixture = Path(__file__).parent / "fixtures" / "provider-f02b0ec.b64"
+    payload = base64.b64decode(fixture.read_text().strip())
+    assert b"mlcc.providers.recommendation_provider" in payload
+    assert b"mlcc.recommendation_polling" in payload
+    code = (
+        "import base64, sys, dill\n"
+        "from pulumi.dynamic import ConfigureRequest\n"
+        "from pulumi.dynamic.config import Config\n"
+        "provider = dill.loads(base64.b64decode(open(sys.argv[1]).read().strip()))\n"
+        "provider.configure(ConfigureRequest(Config({'aws:region': 'eu-west-1'}, 'hp')))\n"
+        "print(type(provider).__module__, type(provider._backoff).__module__, provider._region)\n"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", code, str(fixture)], check=True, capture_output=True, text=True
+    ).stdout.split()
+
+    assert shown == ["mlcc.recommendation.provider", "mlcc.recommendation.polling", "eu-west-1"]

@@ -1,0 +1,129 @@
+"""AWS facts taken from the botocore data boto3 ships: regions, tag limits, name patterns.
+
+Nothing here is retyped from documentation: patterns, lengths and counts are read from the
+SageMaker service model (the strictest of the services this stack tags), regions from botocore's
+endpoint data. Pure apart from reading that data once.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import cache
+from typing import Any
+
+import botocore.session
+
+# Tags this program adds to every resource itself (mlcc.config.infrastructure); they count against
+# AWS's per-resource limit.
+OWN_TAGS = 3
+# \p{...} classes of AWS patterns that Python's re lacks, by Unicode category prefix.
+_UNICODE_CLASSES = {"L": "L", "Z": "Z", "N": "N"}
+
+
+@cache
+def _session() -> botocore.session.Session:
+    return botocore.session.get_session()
+
+
+@cache
+def _shape_metadata(service: str, shape: str) -> dict[str, Any]:
+    metadata: dict[str, Any] = _session().get_service_model(service).shape_for(shape).metadata
+    return metadata
+
+
+@cache
+def known_regions() -> frozenset[str]:
+    """Every region of every partition in which SageMaker (and so HyperPod) has an endpoint."""
+    session = _session()
+    return frozenset(
+        region
+        for partition in session.get_available_partitions()
+        for region in session.get_available_regions("sagemaker", partition)
+    )
+
+
+def region_problem(region: str) -> str | None:
+    if not region:
+        return "is not set; set it with `pulumi config set aws:region us-east-1`"
+    if region not in known_regions():
+        close = sorted(r for r in known_regions() if r.split("-")[0] == region.split("-")[0])
+        hint = f" (e.g. {', '.join(close[:4])})" if close else ""
+        return f"{region!r} is not an AWS region with SageMaker{hint}"
+    return None
+
+
+def _pattern_matches(pattern: str, value: str) -> bool:
+    """Full match of an AWS pattern, with \\p{L}/\\p{Z}/\\p{N} classes checked by category."""
+    classes = re.findall(r"\\p\{(\w)\}", pattern)
+    if not classes:
+        return re.fullmatch(pattern.strip("^$"), value) is not None
+    # The tag patterns are one bracket class repeated: [\p{L}\p{Z}\p{N}_.:/=+\-@]*
+    literals = re.sub(r"\\p\{\w\}", "", pattern.split("[", 1)[1].rsplit("]", 1)[0])
+    allowed = set(literals.replace("\\", ""))
+    categories = tuple(_UNICODE_CLASSES[c] for c in classes if c in _UNICODE_CLASSES)
+    return all(ch in allowed or unicodedata.category(ch).startswith(categories) for ch in value)
+
+
+def string_problem(service: str, shape: str, value: str, what: str) -> str | None:
+    """Why `value` breaks the model's min/max/pattern for `shape`, or None."""
+    metadata = _shape_metadata(service, shape)
+    low, high = metadata.get("min", 0), metadata.get("max")
+    if len(value) < low or (high is not None and len(value) > high):
+        bounds = f"{low}-{high}" if high is not None else f"at least {low}"
+        return f"{what} must be {bounds} characters long, got {len(value)}"
+    pattern = metadata.get("pattern")
+    if pattern and not _pattern_matches(pattern, value):
+        return f"{what} {value!r} does not match AWS's pattern {pattern}"
+    return None
+
+
+def tag_problems(tags: dict[str, object]) -> list[tuple[str | None, str]]:
+    """(tag key, message) for each tag AWS would refuse, plus the count limit (key None)."""
+    problems: list[tuple[str | None, str]] = []
+    limit = int(_shape_metadata("sagemaker", "TagList")["max"]) - OWN_TAGS
+    if len(tags) > limit:
+        problems.append((None, f"has {len(tags)} tags; AWS allows {limit} besides the program's"))
+    for key, value in tags.items():
+        problem = _tag_problem(str(key), value)
+        if problem:
+            problems.append((str(key), problem))
+    return problems
+
+
+def _tag_problem(key: str, value: object) -> str | None:
+    if key.lower().startswith("aws:"):
+        return "tag names starting with 'aws:' are reserved by AWS"
+    if isinstance(value, dict | list) or value is None:
+        return "tag values must be strings"
+    text = "true" if value is True else "false" if value is False else str(value)
+    return string_problem("sagemaker", "TagKey", key, "the tag name") or string_problem(
+        "sagemaker", "TagValue", text, "the tag value"
+    )
+
+
+def cluster_reference_problem(value: str) -> str | None:
+    """A HyperPod cluster name or ARN as SageMaker's DescribeCluster accepts it."""
+    if value.startswith("arn:"):
+        return string_problem("sagemaker", "ClusterArn", value, "the cluster ARN")
+    return string_problem("sagemaker", "ClusterName", value, "the cluster name")
+
+
+def arn_region(arn: str) -> str:
+    parts = arn.split(":")
+    return parts[3] if len(parts) > 3 else ""
+
+
+def s3_uri_problem(uri: str) -> str | None:
+    """An `s3://bucket/prefix` URI with a bucket name S3 accepts (SageMaker's BucketName shape)."""
+    if not uri.startswith("s3://"):
+        return f"must be an s3://bucket/prefix URI, got {uri!r}"
+    bucket, _, prefix = uri.removeprefix("s3://").partition("/")
+    problem = string_problem("sagemaker", "BucketName", bucket, "the bucket name")
+    if problem is None and (".." in bucket or re.fullmatch(r"[0-9.]+", bucket)):
+        problem = f"the bucket name {bucket!r} has '..' or is an IP address; S3 refuses it"
+    if problem is None and len(prefix.encode()) > 1024:
+        problem = "the prefix is longer than S3's 1024-byte key limit"
+    if problem is None and ("//" in prefix or any(ord(c) < 32 for c in prefix)):
+        problem = f"the prefix {prefix!r} has an empty path segment or a control character"
+    return problem

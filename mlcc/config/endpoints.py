@@ -1,0 +1,322 @@
+"""The endpoints of a stack: one from the top-level keys, or one per `hp:endpoints` entry.
+
+Each entry overrides the endpoint keys of `mlcc.config.schema` (spelled without `hp:`); the
+top-level keys are its defaults. Every problem names the key its value came from:
+`hp:endpoints[1].speculativeModel` for a value the entry set, `hp:speculativeModel` for a
+default. `baseline: true` adds a twin `<name>-baseline` without speculation. Pure.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from dataclasses import dataclass, replace
+
+from mlcc import engine_contract
+from mlcc.config import instances
+from mlcc.config.reader import Reader
+from mlcc.config.scaling import Autoscaling
+from mlcc.config.schema import ENDPOINT_KEYS, KEYS_BY_NAME
+from mlcc.serving import speculative
+from mlcc.serving.engines import Engine, EngineRelease, known_versions, release
+from mlcc.serving.speculative import SpeculativeSpec
+
+# The single endpoint keeps the Pulumi name it has always had, so existing stacks replace nothing.
+SINGLE_RESOURCE_NAME = "endpoint"
+BASELINE_SUFFIX = "-baseline"
+MAX_NAME_LENGTH = 63
+_ENTRY_FIELDS = ("name", *ENDPOINT_KEYS)
+_ENDPOINT_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_SPECULATIVE_KEYS = tuple(k for k in ENDPOINT_KEYS if k.startswith("speculative"))
+
+
+@dataclass(frozen=True)
+class EndpointConfig:
+    name: str  # the CR's and the SageMaker endpoint's name
+    resource_name: str  # the Pulumi name of its InferenceEndpoint component
+    engine: Engine
+    engine_release: EngineRelease
+    model: str
+    instance_type: str
+    gpu_count: int
+    replicas: int
+    engine_args: tuple[tuple[str, str], ...]
+    speculative: SpeculativeSpec | None
+    autoscaling_raw: object = None  # decoded hp:autoscaling, checked once capacity is known
+    autoscaling: Autoscaling | None = None
+    baseline: bool = False
+    baseline_of: str | None = None  # a twin: the endpoint it mirrors without speculation
+
+    @property
+    def most_replicas(self) -> int:
+        """The replicas the default instance groups are sized for: autoscaling's ceiling, when
+        one is given, else hp:replicas."""
+        raw = self.autoscaling_raw
+        ceiling = raw.get("maxReplicas") if isinstance(raw, dict) else None
+        if isinstance(ceiling, int) and not isinstance(ceiling, bool) and 0 < ceiling <= 100:
+            return max(self.replicas, ceiling)
+        return self.replicas
+
+
+@dataclass(frozen=True)
+class ReadEndpoint:
+    """An endpoint and the reader that names its keys (for checks made after the infrastructure)."""
+
+    config: EndpointConfig
+    reader: Reader
+
+
+def name_problem(name: str) -> str | None:
+    if len(name) > MAX_NAME_LENGTH or not _ENDPOINT_NAME.match(name):
+        return (
+            f"must be 1-{MAX_NAME_LENGTH} lowercase letters, digits or '-', starting and "
+            f"ending with a letter or digit (a Kubernetes and SageMaker name), got {name!r}"
+        )
+    return None
+
+
+def parse_endpoints(reader: Reader, single_name: str) -> list[ReadEndpoint]:
+    """Every endpoint of the stack, baseline twins included, in a stable order."""
+    raw = reader.structured("endpoints")
+    if raw in (None, []):
+        endpoints = [ReadEndpoint(_endpoint(reader, single_name, SINGLE_RESOURCE_NAME), reader)]
+    elif not isinstance(raw, list) or not all(isinstance(e, dict) for e in raw):
+        reader.fail("endpoints", "must be a list of maps, each with a name: [{name: a, ...}]")
+        return []
+    else:
+        if reader.is_set("endpointName"):
+            reader.warn("endpointName", "ignored: each hp:endpoints entry has its own name")
+        endpoints = [_entry(reader, index, entry) for index, entry in enumerate(raw)]
+    endpoints += [twin for e in endpoints if (twin := _baseline_twin(e)) is not None]
+    _check_unique_names(reader, endpoints)
+    return endpoints
+
+
+def _entry(reader: Reader, index: int, entry: dict[str, object]) -> ReadEndpoint:
+    path = f"endpoints[{index}]"
+    entry_reader = reader.for_entry(entry, path)
+    for unknown in sorted(set(map(str, entry)) - set(_ENTRY_FIELDS)):
+        reader.fail(f"{path}.{_shown_name(unknown)}", _unknown_field_message(unknown))
+    name = entry.get("name")
+    if not isinstance(name, str) or not name.strip():
+        reader.fail(f"{path}.name", "is required: the endpoint's name, e.g. llama-eagle3")
+        name = f"endpoint-{index}"
+    elif problem := name_problem(name.strip()):
+        reader.fail(f"{path}.name", problem)
+    name = name.strip()
+    return ReadEndpoint(_endpoint(entry_reader, name, name), entry_reader)
+
+
+def _unknown_field_message(field: str) -> str:
+    if field in KEYS_BY_NAME:  # a stack key: one value for every endpoint
+        return f"is not an endpoint field; hp:{field} is set once, at the top level"
+    guess = difflib.get_close_matches(field, _ENTRY_FIELDS, n=1)
+    hint = f"did you mean {guess[0]}?" if guess else f"fields: {', '.join(_ENTRY_FIELDS)}"
+    return f"is not an endpoint field; {hint}"
+
+
+def _baseline_twin(endpoint: ReadEndpoint) -> ReadEndpoint | None:
+    config = endpoint.config
+    if not config.baseline:
+        return None
+    name = f"{config.name}{BASELINE_SUFFIX}"
+    if len(name) > MAX_NAME_LENGTH:
+        endpoint.reader.fail(
+            "baseline",
+            f"the twin's name {name!r} is longer than {MAX_NAME_LENGTH} characters; "
+            f"shorten the endpoint name to {MAX_NAME_LENGTH - len(BASELINE_SUFFIX)} at most",
+        )
+    if config.speculative is None and not endpoint.reader.is_set("optimize"):
+        endpoint.reader.warn("baseline", "speculation is off here, so the twin is the same")
+    twin = replace(
+        config,
+        name=name,
+        resource_name=f"{config.resource_name}{BASELINE_SUFFIX}",
+        speculative=None,
+        baseline=False,
+        baseline_of=config.name,
+    )
+    return ReadEndpoint(twin, endpoint.reader)
+
+
+def _check_unique_names(reader: Reader, endpoints: list[ReadEndpoint]) -> None:
+    """A repeated name is reported where it was set: an entry's name or its baseline twin."""
+    seen: set[str] = set()
+    for endpoint in endpoints:
+        name = endpoint.config.name
+        if name in seen:
+            key = "baseline" if endpoint.config.baseline_of else "name"
+            endpoint.reader.fail(key, f"the endpoint name {name!r} is used more than once")
+        seen.add(name)
+
+
+def _endpoint(reader: Reader, name: str, resource_name: str) -> EndpointConfig:
+    engine, engine_release = engine_of(reader)
+    instance_type, gpu_count = _instance(reader)
+    return EndpointConfig(
+        name=name,
+        resource_name=resource_name,
+        engine=engine,
+        engine_release=engine_release,
+        model=_model(reader),
+        instance_type=instance_type,
+        gpu_count=gpu_count,
+        replicas=_replicas(reader),
+        engine_args=_engine_args(reader, engine, engine_release.version),
+        speculative=_speculative(reader, engine, engine_release),
+        autoscaling_raw=reader.structured("autoscaling"),
+        baseline=reader.boolean("baseline"),
+    )
+
+
+def engine_of(reader: Reader) -> tuple[Engine, EngineRelease]:
+    name = reader.string("engine").lower()
+    if name not in {e.value for e in Engine}:
+        reader.fail("engine", f"must be vllm or sglang, got {name!r}")
+        name = Engine.VLLM.value
+    engine = Engine(name)
+    version = reader.string("engineVersion").removeprefix("v")
+    if version and version not in known_versions(engine):
+        reader.fail(
+            "engineVersion",
+            f"{engine.value} {version!r} is not a version whose flags this project knows; "
+            f"known: {', '.join(known_versions(engine))}",
+        )
+        version = ""
+    return engine, release(engine, version or None)
+
+
+def _model(reader: Reader) -> str:
+    if not reader.present("model"):
+        reader.raw("model")  # reports the missing required key
+        return ""
+    model = reader.string("model")
+    problem = (
+        "is blank; set a Hugging Face model id (org/name)"
+        if not model
+        else engine_contract.model_id_problem(model)
+    )
+    if problem:
+        reader.fail("model", problem)
+    return model
+
+
+def _instance(reader: Reader) -> tuple[str, int]:
+    instance_type = reader.string("instanceType")
+    requested = reader.integer("gpuCount", optional=True)
+    if not instances.INSTANCE_TYPE_PATTERN.match(instance_type):
+        reader.fail(
+            "instanceType",
+            f"must be a SageMaker type such as ml.g5.12xlarge, got {instance_type!r}",
+        )
+        return instance_type, requested or 1
+    available = instances.gpu_count(instance_type)
+    if requested is None:
+        if available is None:
+            reader.fail(
+                "instanceType",
+                f"{instance_type} is not a GPU type this project knows; use a GPU type "
+                "(g5, g6, g6e, p4d, p5, ...) or set hp:gpuCount",
+            )
+        return instance_type, available or 1
+    if not 1 <= requested <= (available or 16):
+        limit = f"{instance_type} has {available}" if available else "at most 16"
+        reader.fail(
+            "gpuCount", f"must be between 1 and {available or 16} ({limit}), got {requested}"
+        )
+    return instance_type, requested
+
+
+def _replicas(reader: Reader) -> int:
+    replicas = reader.integer("replicas")
+    if replicas is not None and not 1 <= replicas <= 100:
+        reader.fail("replicas", f"must be between 1 and 100, got {replicas}")
+    return replicas or 1
+
+
+def _engine_args(reader: Reader, engine: Engine, version: str) -> tuple[tuple[str, str], ...]:
+    """hp:engineArgs checked against the engine's own flags (engine_contract), plus the
+    engine-neutral keys such as hp:maxModelLen written as the engine's flag."""
+    values = reader.mapping("engineArgs", "flag names to values")
+    repeated = dict(engine_contract.duplicate_flag_problems(engine.value, values))
+    args: dict[str, str] = {}
+    for raw_name, value in values.items():
+        problem = repeated.get(raw_name) or engine_contract.engine_arg_problem(
+            engine.value, raw_name, value, version
+        )
+        if problem:
+            reader.fail(f"engineArgs.{_shown_name(raw_name)}", problem)
+        else:
+            args[engine_contract.long_flag(engine.value, raw_name)] = _flag_value(value)
+    for name, flags in engine_contract.NEUTRAL_SETTINGS.items():
+        _add_neutral_setting(reader, engine, name, flags[engine.value], values, args)
+    return tuple(sorted(args.items()))
+
+
+def _add_neutral_setting(
+    reader: Reader,
+    engine: Engine,
+    name: str,
+    flag: str,
+    engine_args: dict[str, object],
+    args: dict[str, str],
+) -> None:
+    text = reader.string(name)
+    if not text:
+        return
+    problem = engine_contract.count_problem(text)
+    same = [f for f in engine_args if engine_contract.neutral_setting(engine.value, f) == name]
+    if problem:
+        reader.fail(name, problem)
+    elif same:
+        reader.fail(name, f"is also set as hp:engineArgs.{same[0]}; keep one of them")
+    else:
+        args[flag] = text
+
+
+def _shown_name(name: str) -> str:
+    """A flag name as typed, unless it holds characters that would break the line."""
+    return name if name.isprintable() and len(name) <= 60 else repr(name[:60])
+
+
+def _flag_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return json.dumps(value, separators=(",", ":"))
+    return str(value).strip()
+
+
+def _speculative(
+    reader: Reader, engine: Engine, engine_release: EngineRelease
+) -> SpeculativeSpec | None:
+    algorithm = reader.string("speculativeAlgorithm").lower()
+    draft = reader.string("speculativeModel") or None
+    num_tokens = reader.integer("speculativeNumTokens")
+    topk = reader.integer("speculativeEagleTopk", optional=True)
+    draft_tokens = reader.integer("speculativeNumDraftTokens", optional=True)
+    if not algorithm:
+        for key in _SPECULATIVE_KEYS:
+            if key != "speculativeAlgorithm" and reader.is_set(key):
+                reader.warn(key, "ignored: hp:speculativeAlgorithm is not set, speculation is off")
+        return None
+    if algorithm not in speculative.ALGORITHMS:
+        reader.fail(
+            "speculativeAlgorithm",
+            f"unknown algorithm {algorithm!r}; valid: "
+            f"{', '.join(speculative.ALGORITHMS)} (or remove the key to turn it off)",
+        )
+        return None
+    if draft and not speculative.ALGORITHMS[algorithm].needs_draft:
+        reader.warn("speculativeModel", f"ignored: {algorithm} takes no draft model")
+        draft = None
+    if num_tokens is None:  # already reported as not a number
+        num_tokens = speculative.DEFAULT_NUM_TOKENS
+    spec = SpeculativeSpec(algorithm, draft, num_tokens, topk, draft_tokens)
+    checked = speculative.check(spec, engine, engine_release)
+    for problem in checked.errors:
+        reader.fail(problem.key.removeprefix("hp:"), problem.message)
+    for problem in [*checked.warnings, *speculative.model_warnings(spec, reader.string("model"))]:
+        reader.warn(problem.key.removeprefix("hp:"), problem.message)
+    return spec

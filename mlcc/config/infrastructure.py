@@ -1,0 +1,368 @@
+"""Infrastructure settings (cluster, network, GPU instance groups, tags) as frozen dataclasses.
+
+Pure: `parse` reads the raw `hp:*` values through a config reader, records every problem with
+its key, and returns an `InfrastructureConfig`. `mlcc.config.stack.parse` calls it; nothing here
+imports Pulumi. AWS's own limits (names, tags, regions) come from `mlcc.config.aws_rules`.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from mlcc.config import aws_rules, instances
+from mlcc.config.reader import Reader
+from mlcc.config.schema import CREATE_KEYS
+
+SUPPORTED_KUBERNETES_VERSIONS = ("1.28", "1.29", "1.30", "1.31", "1.32", "1.33")
+DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
+DEFAULT_GROUP_NAME = "gpu"
+DEFAULT_EBS_GB = 500
+AVAILABILITY_ZONES = 2
+# Each private subnet gets a quarter of the VPC: a /16 gives two /18s (16k addresses each),
+# room for HyperPod nodes, whose pods take VPC IPs.
+PRIVATE_SUBNET_EXTRA_BITS = 2
+PUBLIC_SUBNET_PREFIX = 24
+# The inference operator add-on runs its controller, ALB controller and KEDA here.
+OPERATOR_NAMESPACE = "hyperpod-inference-system"
+RFC1918 = tuple(ipaddress.IPv4Network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
+
+_GROUP_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
+_EC2_INSTANCE_TYPE = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")
+_VPC_ID = re.compile(r"^vpc-[0-9a-f]{8,17}$")
+_SUBNET_ID = re.compile(r"^subnet-[0-9a-f]{8,17}$")
+_GROUP_FIELDS = {
+    "name",
+    "instanceType",
+    "instanceCount",
+    "ebsVolumeSizeGb",
+    "threadsPerCore",
+    "deepHealthChecks",
+}
+
+
+@dataclass(frozen=True)
+class InstanceGroup:
+    name: str
+    instance_type: str
+    instance_count: int
+    ebs_volume_size_gb: int = DEFAULT_EBS_GB
+    threads_per_core: int = 1
+    deep_health_checks: tuple[str, ...] = DEEP_HEALTH_CHECKS
+
+
+@dataclass(frozen=True)
+class NewNetwork:
+    """A VPC this program creates: private subnets for the nodes, public ones for the NAT."""
+
+    cidr: str
+    private_subnet_cidrs: tuple[str, ...]
+    public_subnet_cidrs: tuple[str, ...]
+    nat_gateway_per_az: bool
+
+
+@dataclass(frozen=True)
+class ExistingNetwork:
+    vpc_id: str
+    private_subnet_ids: tuple[str, ...]
+    public_subnet_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NewCluster:
+    """Create mode: VPC (or existing subnets), EKS, HyperPod cluster, operator."""
+
+    eks_cluster_name: str
+    hyperpod_cluster_name: str
+    kubernetes_version: str
+    network: NewNetwork | ExistingNetwork
+    instance_groups: tuple[InstanceGroup, ...]
+    system_node_instance_type: str
+    system_node_count: int
+    dependencies_chart: str | None
+
+
+@dataclass(frozen=True)
+class ExistingCluster:
+    """Existing-cluster mode: only the images and the endpoint are created."""
+
+    name_or_arn: str
+
+
+@dataclass(frozen=True)
+class InfrastructureConfig:
+    cluster: NewCluster | ExistingCluster
+    tags: tuple[tuple[str, str], ...]
+
+    @property
+    def tag_map(self) -> dict[str, str]:
+        return dict(self.tags)
+
+
+def parse(
+    reader: Reader, *, stack: str, region: str, demand: Sequence[tuple[str, int]]
+) -> InfrastructureConfig:
+    """`demand`: (instance type, nodes) the endpoints need; it sizes the default groups."""
+    tags = _tags(reader, stack)
+    existing = reader.string("clusterName")
+    if existing:
+        _check_existing_name(reader, existing, region)
+        _warn_create_only_keys(reader)
+        return InfrastructureConfig(ExistingCluster(existing), tags)
+    base = resource_base_name(stack)
+    cluster = NewCluster(
+        eks_cluster_name=base,
+        hyperpod_cluster_name=base,
+        kubernetes_version=_kubernetes_version(reader),
+        network=_network(reader),
+        instance_groups=_instance_groups(reader, demand),
+        system_node_instance_type=_system_node_type(reader),
+        system_node_count=_system_node_count(reader),
+        dependencies_chart=_dependencies_chart(reader),
+    )
+    return InfrastructureConfig(cluster, tags)
+
+
+def resource_base_name(stack: str) -> str:
+    """`hp-<stack>`, usable as an EKS and a HyperPod cluster name (<= 63, alnum and '-')."""
+    name = re.sub(r"[^a-zA-Z0-9]+", "-", f"hp-{stack}").strip("-")
+    return name[:40].rstrip("-")
+
+
+def _tags(reader: Reader, stack: str) -> tuple[tuple[str, str], ...]:
+    tags = {"project": "hp", "stack": stack, "managed-by": "pulumi"}
+    raw = reader.mapping("tags", "tag names to string values")
+    for key, problem in aws_rules.tag_problems(raw):
+        reader.fail("tags" if key is None else f"tags.{key}", problem)
+    for key, value in raw.items():
+        if isinstance(value, str | int | float):
+            tags[str(key)] = "true" if value is True else "false" if value is False else str(value)
+    return tuple(sorted(tags.items()))
+
+
+def _check_existing_name(reader: Reader, name: str, region: str) -> None:
+    problem = aws_rules.cluster_reference_problem(name)
+    if problem:
+        reader.fail("clusterName", f"must be a HyperPod cluster name or ARN: {problem}")
+    elif name.startswith("arn:") and region and aws_rules.arn_region(name) != region:
+        reader.fail(
+            "clusterName",
+            f"is a cluster in {aws_rules.arn_region(name)}, but aws:region is {region}; "
+            "use a cluster of the stack's region or change aws:region",
+        )
+
+
+def _warn_create_only_keys(reader: Reader) -> None:
+    for name in CREATE_KEYS:
+        if reader.is_set(name):
+            reader.warn(name, "ignored: hp:clusterName selects an existing cluster")
+
+
+def _kubernetes_version(reader: Reader) -> str:
+    version = reader.string("kubernetesVersion")
+    if version not in SUPPORTED_KUBERNETES_VERSIONS:
+        reader.fail(
+            "kubernetesVersion",
+            f"HyperPod supports Kubernetes "
+            f"{', '.join(SUPPORTED_KUBERNETES_VERSIONS)}; got {version!r}",
+        )
+    return version
+
+
+def _system_node_type(reader: Reader) -> str:
+    value = reader.string("systemNodeInstanceType")
+    if not _EC2_INSTANCE_TYPE.match(value) or value.startswith("ml."):
+        reader.fail(
+            "systemNodeInstanceType",
+            f"must be an EC2 instance type such as m5.xlarge (not ml.*), got {value!r}",
+        )
+    elif re.match(r"^[a-z]+\d+g", value):
+        # The operator images are amd64-only.
+        reader.fail(
+            "systemNodeInstanceType",
+            f"{value} is a Graviton (arm64) type; the "
+            "inference operator runs on x86_64 only, use e.g. m5.xlarge",
+        )
+    return value
+
+
+def _system_node_count(reader: Reader) -> int:
+    count = reader.integer("systemNodeCount")
+    if count is not None and not 1 <= count <= 10:
+        reader.fail("systemNodeCount", f"must be between 1 and 10, got {count}")
+    return count or 1
+
+
+def _dependencies_chart(reader: Reader) -> str | None:
+    path = reader.string("hyperpodDependenciesChart")
+    if not path:
+        return None
+    try:
+        chart = Path(path).expanduser()
+        is_folder, has_chart = chart.is_dir(), (chart / "Chart.yaml").is_file()
+    except (OSError, ValueError, RuntimeError) as error:  # too long, NUL bytes, no home
+        reader.fail("hyperpodDependenciesChart", f"{path[:60]!r} is not a usable path ({error})")
+        return path
+    if not is_folder:
+        reader.fail("hyperpodDependenciesChart", f"{path!r} is not a folder")
+    elif not has_chart:
+        reader.fail(
+            "hyperpodDependenciesChart",
+            f"{path!r} has no Chart.yaml; point it at "
+            "sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart",
+        )
+    return path
+
+
+def _network(reader: Reader) -> NewNetwork | ExistingNetwork:
+    vpc_id = reader.string("vpcId")
+    private = _id_list(reader, "privateSubnetIds", _SUBNET_ID)
+    public = _id_list(reader, "publicSubnetIds", _SUBNET_ID)
+    if vpc_id or private or public:
+        return _existing_network(reader, vpc_id, private, public)
+    return _new_network(reader)
+
+
+def _existing_network(
+    reader: Reader, vpc_id: str, private: tuple[str, ...], public: tuple[str, ...]
+) -> ExistingNetwork:
+    if not _VPC_ID.match(vpc_id):
+        reader.fail(
+            "vpcId", f"must be a VPC id (vpc-...) when subnet ids are given, got {vpc_id!r}"
+        )
+    if len(set(private)) < AVAILABILITY_ZONES:
+        reader.fail(
+            "privateSubnetIds",
+            "needs at least two private subnets in different "
+            "availability zones (HyperPod nodes and EKS need them)",
+        )
+    return ExistingNetwork(vpc_id, private, public)
+
+
+def _id_list(reader: Reader, name: str, pattern: re.Pattern[str]) -> tuple[str, ...]:
+    raw = reader.structured(name)
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        reader.fail(name, "must be a list of ids")
+        return ()
+    bad = [item for item in raw if not isinstance(item, str) or not pattern.match(item)]
+    if bad:
+        reader.fail(name, f"contains values that are not ids of the right kind: {bad[:3]}")
+    return tuple(str(item) for item in raw)
+
+
+def _new_network(reader: Reader) -> NewNetwork:
+    cidr = reader.string("vpcCidr")
+    nat_per_az = reader.boolean("natGatewayPerAz")
+    try:
+        private, public = subnet_plan(cidr)
+    except ValueError as error:
+        reader.fail("vpcCidr", str(error))
+        private, public = (), ()
+    return NewNetwork(cidr, private, public, nat_per_az)
+
+
+def subnet_plan(cidr: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Private subnets (a quarter of the VPC each) and /24 public subnets, one per AZ."""
+    try:
+        network = ipaddress.IPv4Network(cidr)
+    except ValueError:
+        raise ValueError(f"must be an IPv4 CIDR block such as 10.0.0.0/16, got {cidr!r}") from None
+    if not any(network.subnet_of(block) for block in RFC1918):
+        raise ValueError(
+            f"must be inside a private RFC 1918 range (10.0.0.0/8, 172.16.0.0/12, "
+            f"192.168.0.0/16), got {cidr}"
+        )
+    if not 16 <= network.prefixlen <= 18:
+        raise ValueError(
+            f"must be a /16 to /18 block so that each private subnet has room for "
+            f"many pod IPs, got /{network.prefixlen}"
+        )
+    quarters = list(network.subnets(prefixlen_diff=PRIVATE_SUBNET_EXTRA_BITS))
+    private = tuple(str(q) for q in quarters[:AVAILABILITY_ZONES])
+    public_pool = quarters[AVAILABILITY_ZONES]
+    public = tuple(
+        str(s)
+        for s in list(public_pool.subnets(new_prefix=PUBLIC_SUBNET_PREFIX))[:AVAILABILITY_ZONES]
+    )
+    return private, public
+
+
+def default_group_name(index: int, instance_type: str) -> str:
+    """`gpu` for the first type (the name single-endpoint stacks have always had)."""
+    if index == 0:
+        return DEFAULT_GROUP_NAME
+    return f"{DEFAULT_GROUP_NAME}-{instance_type.removeprefix('ml.').replace('.', '-')}"
+
+
+def _instance_groups(
+    reader: Reader, demand: Sequence[tuple[str, int]]
+) -> tuple[InstanceGroup, ...]:
+    raw = reader.structured("instanceGroups")
+    if raw in (None, []):
+        # Default: one group per instance type the endpoints use, one node per replica.
+        return tuple(
+            InstanceGroup(default_group_name(i, instance_type), instance_type, nodes)
+            for i, (instance_type, nodes) in enumerate(demand)
+            if instances.INSTANCE_TYPE_PATTERN.match(instance_type)
+        )
+    if not isinstance(raw, list) or not all(isinstance(g, dict) for g in raw):
+        reader.fail(
+            "instanceGroups",
+            "must be a list of maps with name, instanceType, "
+            "instanceCount (and optionally ebsVolumeSizeGb, threadsPerCore, "
+            "deepHealthChecks)",
+        )
+        return ()
+    groups = tuple(_instance_group(reader, f"instanceGroups[{i}]", g) for i, g in enumerate(raw))
+    names = [g.name for g in groups]
+    for duplicate in sorted({n for n in names if names.count(n) > 1}):
+        reader.fail("instanceGroups", f"group name {duplicate!r} is used more than once")
+    return groups
+
+
+def _instance_group(reader: Reader, key: str, raw: dict[str, object]) -> InstanceGroup:
+    for unknown in sorted(set(raw) - _GROUP_FIELDS):
+        reader.fail(
+            f"{key}.{unknown}", f"is not a group field; fields: {', '.join(sorted(_GROUP_FIELDS))}"
+        )
+    name = str(raw.get("name", ""))
+    if not _GROUP_NAME.match(name):
+        reader.fail(f"{key}.name", f"must be 1-63 letters, digits or '-', got {name!r}")
+    instance_type = str(raw.get("instanceType", ""))
+    if not instances.INSTANCE_TYPE_PATTERN.match(instance_type):
+        reader.fail(
+            f"{key}.instanceType",
+            f"must be a SageMaker type such as ml.g5.12xlarge, got {instance_type!r}",
+        )
+    checks = raw.get("deepHealthChecks", list(DEEP_HEALTH_CHECKS))
+    if not isinstance(checks, list) or not set(map(str, checks)) <= set(DEEP_HEALTH_CHECKS):
+        reader.fail(
+            f"{key}.deepHealthChecks",
+            f"must be a list of {', '.join(DEEP_HEALTH_CHECKS)} (or [] for none)",
+        )
+        checks = []
+    return InstanceGroup(
+        name=name,
+        instance_type=instance_type,
+        instance_count=_bounded(reader, f"{key}.instanceCount", raw.get("instanceCount"), 0, 100),
+        ebs_volume_size_gb=_bounded(
+            reader, f"{key}.ebsVolumeSizeGb", raw.get("ebsVolumeSizeGb", DEFAULT_EBS_GB), 1, 16384
+        ),
+        threads_per_core=_bounded(
+            reader, f"{key}.threadsPerCore", raw.get("threadsPerCore", 1), 1, 2
+        ),
+        deep_health_checks=tuple(dict.fromkeys(str(c) for c in checks)),
+    )
+
+
+def _bounded(reader: Reader, key: str, value: object, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        shown = value if not isinstance(value, str) or len(value) < 40 else f"{value[:40]}..."
+        reader.fail(key, f"must be a whole number from {low} to {high}, got {shown!r}")
+        return low
+    return value

@@ -1,0 +1,303 @@
+"""The one declaration of every `hp:*` key: its CLI type, default, scope and description.
+
+Pulumi.yaml's `config:` block is generated from `KEYS` (`make schema`, checked by `make test`),
+the offline stack-file reader applies Pulumi.yaml as the CLI does, and the program parses the
+values with `mlcc.config.stack`. See docs/architecture.md ("Where each rule lives").
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Literal
+
+import yaml
+
+PROJECT = "hp"
+PROJECT_DESCRIPTION = "Speculative-decoding LLM endpoints on SageMaker HyperPod (EKS)"
+REQUIRED = object()
+DEFAULT_NUM_TOKENS = 5
+
+CliType = Literal["string", "integer", "boolean"] | None
+
+
+class Scope(StrEnum):
+    STACK = "stack"  # one value for the whole stack
+    ENDPOINT = "endpoint"  # a default that each hp:endpoints entry may override
+    CREATE = "create"  # read only in create mode (ignored when hp:clusterName is set)
+
+
+@dataclass(frozen=True)
+class Key:
+    name: str
+    type: CliType
+    default: object
+    description: str
+    scope: Scope = Scope.STACK
+
+    @property
+    def qualified(self) -> str:
+        return f"{PROJECT}:{self.name}"
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+
+_E, _C = Scope.ENDPOINT, Scope.CREATE
+
+KEYS: tuple[Key, ...] = (
+    Key("engine", "string", "vllm", "Serving engine: vllm or sglang.", _E),
+    Key(
+        "engineVersion",
+        "string",
+        "",
+        "Engine version of the image; empty = the version the project pins. Set it when "
+        "hp:image is a prebuilt image with another known engine version.",
+        _E,
+    ),
+    Key("model", "string", REQUIRED, "Hugging Face model id of the target model (org/name).", _E),
+    Key(
+        "instanceType", "string", "ml.g5.12xlarge", "SageMaker instance type of the GPU nodes.", _E
+    ),
+    Key(
+        "gpuCount",
+        None,
+        "",
+        "GPUs per model pod (integer, at most the instance type has); empty = all GPUs of "
+        "hp:instanceType (required for a type this project does not know).",
+        _E,
+    ),
+    Key("replicas", "integer", 1, "Number of model pods.", _E),
+    Key(
+        "maxModelLen",
+        None,
+        "",
+        "Longest sequence (prompt + output) in tokens (integer); empty = the model's own. "
+        "vLLM --max-model-len, SGLang --context-length.",
+        _E,
+    ),
+    Key(
+        "engineArgs",
+        None,
+        {},
+        "Extra flags of the selected engine as a map, e.g. {enforce-eager: true}; speculative "
+        "flags go in the hp:speculative* keys, secrets in hp:hfToken.",
+        _E,
+    ),
+    Key(
+        "speculativeAlgorithm",
+        "string",
+        "",
+        "draft-model, eagle, eagle2, eagle3, ngram or mtp; empty = speculation off.",
+        _E,
+    ),
+    Key(
+        "speculativeModel",
+        "string",
+        "",
+        "Draft model: Hugging Face id or absolute path in the image (draft-model, eagle*).",
+        _E,
+    ),
+    Key(
+        "speculativeNumTokens",
+        "integer",
+        DEFAULT_NUM_TOKENS,
+        "Tokens drafted per step (vLLM num_speculative_tokens, SGLang num_steps).",
+        _E,
+    ),
+    Key(
+        "speculativeEagleTopk",
+        None,
+        "",
+        "EAGLE branching per step (integer, SGLang); empty = 1, or 4 for eagle2.",
+        _E,
+    ),
+    Key(
+        "speculativeNumDraftTokens",
+        None,
+        "",
+        "SGLang tokens verified per step for an EAGLE tree (integer); empty = derived.",
+        _E,
+    ),
+    Key(
+        "autoscaling",
+        None,
+        {},
+        "Autoscaling of the model pods: {minReplicas, maxReplicas, ...} (docs/scaling.md); "
+        "empty = a fixed hp:replicas.",
+        _E,
+    ),
+    Key(
+        "baseline",
+        "boolean",
+        False,
+        "Also deploy <name>-baseline: the same model, engine and instances without "
+        "speculation, to measure the speedup (mlcc bench --baseline).",
+        _E,
+    ),
+    Key(
+        "endpoints",
+        None,
+        [],
+        "Several endpoints: a list of {name, ...} where ... overrides any endpoint key above "
+        "(model, engine, replicas, speculativeAlgorithm, ...); the top-level keys are the "
+        "defaults. Empty = one endpoint from the top-level keys.",
+    ),
+    Key("namespace", "string", "default", "Kubernetes namespace of the endpoints."),
+    Key(
+        "endpointName",
+        "string",
+        "",
+        "Name of the single endpoint (CR and SageMaker endpoint); empty = hp-<stack>. With "
+        "hp:endpoints each entry's name is used instead.",
+    ),
+    Key(
+        "hfToken",
+        "string",
+        "",
+        "Hugging Face token for gated models; set with --secret. Empty = no token.",
+    ),
+    Key(
+        "optimize",
+        None,
+        {},
+        "SageMaker AI recommendation job for the speculative settings: {goal "
+        "(latency|throughput|cost), modelS3Uri, roleArn, dataset, instanceTypes, "
+        "timeoutMinutes, outputS3Uri}; empty = no job. Explicit hp:speculative* keys win.",
+    ),
+    Key(
+        "image",
+        "string",
+        "",
+        "Prebuilt serve image URI of hp:engine (pin it by digest); empty = build "
+        "images/<engine> and push it to this stack's ECR repository.",
+    ),
+    Key(
+        "clusterName",
+        "string",
+        "",
+        "Existing HyperPod cluster (name or ARN): create only the images and the endpoints on "
+        "it. Empty = create the VPC, EKS, HyperPod cluster and operator.",
+    ),
+    Key(
+        "instanceGroups",
+        None,
+        [],
+        "HyperPod GPU instance groups: a list of {name, instanceType, instanceCount, "
+        "ebsVolumeSizeGb (500), threadsPerCore (1), deepHealthChecks ([InstanceStress, "
+        "InstanceConnectivity])}. Empty = one group 'gpu' of hp:instanceType, hp:replicas nodes.",
+        _C,
+    ),
+    Key("kubernetesVersion", "string", "1.33", "EKS Kubernetes version (HyperPod: 1.28-1.33).", _C),
+    Key(
+        "vpcCidr",
+        "string",
+        "10.0.0.0/16",
+        "CIDR of the VPC this program creates (RFC 1918, /16-/18; each private subnet gets a "
+        "quarter).",
+        _C,
+    ),
+    Key(
+        "natGatewayPerAz",
+        "boolean",
+        False,
+        "One NAT gateway per availability zone (resilient, costs more) instead of one.",
+        _C,
+    ),
+    Key(
+        "vpcId", "string", "", "Existing VPC id; set with hp:privateSubnetIds to skip the VPC.", _C
+    ),
+    Key(
+        "privateSubnetIds",
+        None,
+        [],
+        "Existing private subnet ids (at least two AZs, with room for many IPs).",
+        _C,
+    ),
+    Key(
+        "publicSubnetIds",
+        None,
+        [],
+        "Existing public subnet ids (for internet-facing load balancers).",
+        _C,
+    ),
+    Key(
+        "systemNodeInstanceType",
+        "string",
+        "m5.xlarge",
+        "EC2 type of the CPU node group for the operator, cert-manager, CoreDNS (x86_64).",
+        _C,
+    ),
+    Key("systemNodeCount", "integer", 2, "Nodes in the CPU system node group.", _C),
+    Key(
+        "hyperpodDependenciesChart",
+        "string",
+        "",
+        "Path to a checkout's sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart: installs "
+        "AWS's full dependencies chart (health monitoring agent, deep health checks, device "
+        "plugins). Empty = only the published NVIDIA and EFA device plugin charts.",
+        _C,
+    ),
+    Key("tags", None, {}, "Extra AWS tags for every taggable resource (a map)."),
+)
+KEYS_BY_NAME: dict[str, Key] = {key.name: key for key in KEYS}
+KEYS_BY_QUALIFIED: dict[str, Key] = {key.qualified: key for key in KEYS}
+ENDPOINT_KEYS: tuple[str, ...] = tuple(k.name for k in KEYS if k.scope is Scope.ENDPOINT)
+CREATE_KEYS: tuple[str, ...] = tuple(k.name for k in KEYS if k.scope is Scope.CREATE)
+
+_HEADER = """\
+# Generated from mlcc/config/schema.py by `make schema`; edit the key table there, not here.
+# Keys without a type take values the CLI cannot type (maps, lists, optional integers);
+# the program validates them (mlcc/config/stack.py).
+"""
+
+
+def config_block() -> dict[str, dict[str, object]]:
+    """Pulumi.yaml's `config:` block: what the Pulumi CLI checks before the program runs."""
+    block: dict[str, dict[str, object]] = {}
+    for key in KEYS:
+        entry: dict[str, object] = {}
+        if key.type is not None:
+            entry["type"] = key.type
+        if not key.required:
+            entry["default"] = key.default
+        entry["description"] = key.description
+        block[key.name] = entry
+    return block
+
+
+def pulumi_yaml() -> str:
+    project = {
+        "name": PROJECT,
+        "description": PROJECT_DESCRIPTION,
+        "runtime": {
+            "name": "python",
+            "options": {"toolchain": "pip", "virtualenv": ".venv"},
+        },
+    }
+    body = yaml.safe_dump(project, sort_keys=False)
+    config = yaml.safe_dump({"config": config_block()}, sort_keys=False, width=88)
+    return f"{body}{_HEADER}{config}"
+
+
+def main(argv: list[str]) -> int:
+    """`python -m mlcc.config.schema [--check] PATH`: write (or check) the generated Pulumi.yaml."""
+    check = "--check" in argv
+    paths = [a for a in argv if a != "--check"]
+    path = Path(paths[0] if paths else "Pulumi.yaml")
+    wanted = pulumi_yaml()
+    if check:
+        if not path.is_file() or path.read_text() != wanted:
+            print(f"{path} is out of date; run `make schema`", file=sys.stderr)
+            return 1
+        return 0
+    path.write_text(wanted)
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,1 @@
+"""What happens after `pulumi up`: the decisions of `mlcc verify`."""

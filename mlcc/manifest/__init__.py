@@ -1,0 +1,1 @@
+"""The InferenceEndpointConfig of each endpoint as pure data, from the validated config."""

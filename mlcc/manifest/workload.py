@@ -1,0 +1,183 @@
+"""The InferenceEndpointConfig as data: container environment and spec (pure, no Pulumi).
+
+The component in `mlcc/components/endpoint.py` only declares what these functions return, so
+every field of the manifest is tested here without mocks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from mlcc import engine_contract as contract
+from mlcc.config.endpoints import EndpointConfig
+from mlcc.config.scaling import Autoscaling, autoscaling_spec, metrics_env, metrics_spec
+from mlcc.config.stack import StackConfig
+from mlcc.serving.engines import HEALTH_CHECK_PATHS, Engine, EngineRelease
+from mlcc.serving.speculative import SpeculativeSpec, speculative_env
+
+API_VERSION = "inference.sagemaker.aws.amazon.com/v1"
+KIND = "InferenceEndpointConfig"
+CONTAINER_PORT = 8080
+MODEL_VOLUME = "model-weights"
+MODEL_MOUNT_PATH = "/opt/ml/model"
+HF_TOKEN_KEY = "token"
+# Both engines serve the OpenAI API; the operator routes invocations to this path.
+INVOCATION_PATH = "v1/chat/completions"
+
+
+@dataclass(frozen=True)
+class Workload:
+    """Everything the endpoint manifest depends on, apart from the image."""
+
+    endpoint_name: str
+    namespace: str
+    model_id: str
+    instance_type: str
+    gpu_count: int
+    replicas: int
+    engine: Engine
+    engine_args: tuple[tuple[str, str], ...] = ()
+    hf_token_secret: str | None = None
+    engine_releases: Mapping[Engine, EngineRelease] | None = None
+    autoscaling: Autoscaling | None = None
+
+    @property
+    def engine_version(self) -> str:
+        release = (self.engine_releases or {}).get(self.engine)
+        return release.version if release else contract.PINNED_VERSIONS[self.engine]
+
+
+def from_endpoint(config: StackConfig, endpoint: EndpointConfig) -> Workload:
+    return Workload(
+        endpoint_name=endpoint.name,
+        namespace=config.namespace,
+        model_id=endpoint.model,
+        instance_type=endpoint.instance_type,
+        gpu_count=endpoint.gpu_count,
+        replicas=_initial_replicas(endpoint),
+        engine=endpoint.engine,
+        engine_args=endpoint.engine_args,
+        hf_token_secret=config.hf_token_secret_name if config.hf_token else None,
+        engine_releases={endpoint.engine: endpoint.engine_release},
+        autoscaling=endpoint.autoscaling,
+    )
+
+
+def _initial_replicas(endpoint: EndpointConfig) -> int:
+    """hp:replicas, or where autoscaling starts when hp:replicas is outside its range."""
+    scaling = endpoint.autoscaling
+    if scaling is None or scaling.min_replicas <= endpoint.replicas <= scaling.max_replicas:
+        return endpoint.replicas
+    return max(scaling.min_replicas, 1)
+
+
+def flag_env_name(engine: Engine, flag: str) -> str:
+    return contract.env_variable(engine, flag)
+
+
+def engine_settings_env(workload: Workload) -> dict[str, str]:
+    """The selected engine's own settings in the SM_<ENGINE>_* convention."""
+    engine = workload.engine
+    flags = {
+        contract.MODEL_FLAGS[engine]: workload.model_id,
+        contract.SERVED_NAME_FLAG: workload.model_id,
+        contract.TENSOR_PARALLEL_FLAGS[engine]: str(workload.gpu_count),
+    }
+    env = {flag_env_name(engine, flag): value for flag, value in flags.items()}
+    env |= metrics_env(engine.value)
+    return env | {flag_env_name(engine, flag): value for flag, value in workload.engine_args}
+
+
+def environment(workload: Workload, spec: SpeculativeSpec | None) -> list[dict[str, object]]:
+    """`spec.worker.environmentVariables`: speculative sets for both engines, then settings."""
+    plain = {**speculative_env(spec, workload.engine_releases), **engine_settings_env(workload)}
+    env: list[dict[str, object]] = [{"name": k, "value": v} for k, v in plain.items()]
+    if workload.hf_token_secret:
+        env.append(
+            {
+                "name": "HF_TOKEN",
+                "valueFrom": {
+                    "secretKeyRef": {"name": workload.hf_token_secret, "key": HF_TOKEN_KEY}
+                },
+            }
+        )
+    return env
+
+
+def model_source(workload: Workload) -> dict[str, object]:
+    hugging_face: dict[str, object] = {"modelId": workload.model_id}
+    if workload.hf_token_secret:
+        hugging_face["tokenSecretRef"] = {"name": workload.hf_token_secret, "key": HF_TOKEN_KEY}
+    # No prefetch: the engine downloads the target (and the draft) itself at start-up.
+    return {
+        "modelSourceType": "huggingface",
+        "huggingFaceModel": hugging_face,
+        "prefetchEnabled": False,
+    }
+
+
+def endpoint_spec(
+    workload: Workload, image: str, spec: SpeculativeSpec | None
+) -> dict[str, object]:
+    gpus = str(workload.gpu_count)
+    scaling: dict[str, object] = {}
+    if workload.autoscaling is not None:
+        scaling["autoScalingSpec"] = autoscaling_spec(
+            workload.autoscaling,
+            endpoint_name=workload.endpoint_name,
+            namespace=workload.namespace,
+            engine=workload.engine.value,
+        )
+    return {
+        "modelName": workload.endpoint_name,
+        "endpointName": workload.endpoint_name,
+        "instanceType": workload.instance_type,
+        "replicas": workload.replicas,
+        "invocationEndpoint": INVOCATION_PATH,
+        "modelSourceConfig": model_source(workload),
+        "loadBalancer": {"healthCheckPath": HEALTH_CHECK_PATHS[workload.engine]},
+        "worker": {
+            "image": image,
+            "resources": {
+                "limits": {"nvidia.com/gpu": gpus},
+                "requests": {"nvidia.com/gpu": gpus},
+            },
+            "modelInvocationPort": {"containerPort": CONTAINER_PORT, "name": "http"},
+            "modelVolumeMount": {"name": MODEL_VOLUME, "mountPath": MODEL_MOUNT_PATH},
+            "environmentVariables": environment(workload, spec),
+        },
+        "metrics": metrics_spec(workload.engine.value),
+        **scaling,
+    }
+
+
+def labels(workload: Workload) -> dict[str, str]:
+    return {
+        "app.kubernetes.io/name": workload.endpoint_name,
+        "app.kubernetes.io/managed-by": "pulumi",
+        "hp.mlcc/engine": workload.engine.value,
+        "hp.mlcc/engine-version": workload.engine_version,
+    }
+
+
+_PROOF_PATTERNS = {
+    Engine.VLLM: "speculative_config=",
+    Engine.SGLANG: "speculative_algorithm",
+}
+
+
+def verify_commands(workload: Workload) -> dict[str, str]:
+    """The two commands that show speculation is asked for and active."""
+    ns, name = workload.namespace, workload.endpoint_name
+    return {
+        "env": (
+            f"kubectl get {KIND.lower()} {name} -n {ns} -o "
+            'jsonpath=\'{range .spec.worker.environmentVariables[*]}{.name}={.value}{"\\n"}'
+            "{end}' | grep SPECULATIVE"
+        ),
+        "log": (
+            f"kubectl logs -n {ns} deployment/{name} --all-containers | "
+            f"grep -E '{_PROOF_PATTERNS[workload.engine]}|accept'"
+        ),
+    }

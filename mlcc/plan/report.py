@@ -1,0 +1,327 @@
+"""What `mlcc plan` prints and writes, as pure functions of the planned resources.
+
+A plan is a list of `PlannedResource` in tree order (parents before children, siblings sorted
+by name and type), so two runs with the same inputs give the same text and the same plan.json
+whatever order the Pulumi runtime registered them in. `diff` compares two plan.json documents
+resource by resource (identified by parent, type and name) down to the changed input paths.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from mlcc.serving.engines import PINNED_VERSIONS, Engine
+
+CR_TYPE = "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig"
+HYPERPOD_TYPE = "aws-native:sagemaker:Cluster"
+MAX_COLUMNS = 100
+MAX_PATHS_SHOWN = 12
+_ENGINE_LABEL = "hp.mlcc/engine"
+_ENGINE_VERSION_LABEL = "hp.mlcc/engine-version"
+_MODEL_VARIABLES = {"SM_VLLM_MODEL": Engine.VLLM, "SM_SGLANG_MODEL_PATH": Engine.SGLANG}
+_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+_FIRST_KEYS = ("apiVersion", "kind", "metadata", "name")
+
+SpeculativeFlags = Callable[[dict[str, str]], tuple[str | None, str | None]]
+
+
+@dataclass(frozen=True)
+class PlannedResource:
+    type: str
+    name: str
+    parent: str | None  # the parent's `type::name`
+    depth: int
+    inputs: Any
+    custom: bool = True
+
+    @property
+    def ref(self) -> str:
+        return f"{self.type}::{self.name}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {"type": self.type, "name": self.name, "parent": self.parent, "inputs": self.inputs}
+
+
+@dataclass(frozen=True)
+class Registered:
+    """What the plan needs from one registration (see mlcc.plan.mocks.Registration)."""
+
+    type: str
+    name: str
+    urn: str
+    parent_urn: str | None
+    inputs: Any
+    custom: bool
+
+
+def ordered(value: Any) -> Any:
+    """Keys in the conventional Kubernetes order, then alphabetical (runs do not keep order)."""
+    if isinstance(value, dict):
+        rank = {key: index for index, key in enumerate(_FIRST_KEYS)}
+        keys = sorted(value, key=lambda k: (rank.get(k, len(rank)), k))
+        return {k: ordered(value[k]) for k in keys}
+    if isinstance(value, list):
+        return [ordered(v) for v in value]
+    return value
+
+
+def tree_order(registered: Sequence[Registered]) -> list[PlannedResource]:
+    """Depth first from the top-level resources; siblings sorted by (name, type)."""
+    by_urn = {r.urn: r for r in registered}
+    children: dict[str | None, list[Registered]] = {}
+    for resource in registered:
+        parent = resource.parent_urn if resource.parent_urn in by_urn else None
+        children.setdefault(parent, []).append(resource)
+    planned: list[PlannedResource] = []
+
+    def visit(parent_urn: str | None, depth: int) -> None:
+        for resource in sorted(children.get(parent_urn, []), key=lambda r: (r.name, r.type)):
+            parent = by_urn.get(resource.parent_urn or "")
+            planned.append(
+                PlannedResource(
+                    type=resource.type,
+                    name=resource.name,
+                    parent=f"{parent.type}::{parent.name}" if parent else None,
+                    depth=depth,
+                    inputs=ordered(resource.inputs),
+                    custom=resource.custom,
+                )
+            )
+            visit(resource.urn, depth + 1)
+
+    visit(None, 0)
+    return planned
+
+
+# --- headline -------------------------------------------------------------------------------
+
+
+def headline(
+    stack: str,
+    values: Mapping[str, str],
+    resources: Sequence[PlannedResource],
+    speculative_flags: SpeculativeFlags,
+) -> list[str]:
+    """Stack, mode, region, GPU nodes, then per endpoint: engine, model, type x count, spec."""
+    region = values.get("aws:region") or "not set (aws:region)"
+    cluster = values.get("hp:clusterName", "")
+    mode = (
+        f"existing-cluster mode (HyperPod cluster {cluster})"
+        if cluster
+        else "create mode (new VPC, EKS and HyperPod cluster)"
+    )
+    lines = [f"stack {stack}: {mode}, region {region}"]
+    groups = [_group_text(g) for r in resources if r.type == HYPERPOD_TYPE for g in _groups(r)]
+    if groups:
+        lines.append(f"GPU nodes: {', '.join(groups)}")
+    endpoints = [r for r in resources if r.type == CR_TYPE]
+    for endpoint in endpoints:
+        lines += _endpoint_lines(endpoint, values, speculative_flags)
+    if not endpoints:
+        lines.append("no endpoint")
+    return lines
+
+
+def _groups(resource: PlannedResource) -> list[Mapping[str, Any]]:
+    groups = resource.inputs.get("instanceGroups") if isinstance(resource.inputs, dict) else None
+    return [g for g in groups or [] if isinstance(g, dict)]
+
+
+def _group_text(group: Mapping[str, Any]) -> str:
+    return (
+        f"{group.get('instanceType')} x {group.get('instanceCount')} "
+        f"(group {group.get('instanceGroupName')})"
+    )
+
+
+def endpoint_env(cr: PlannedResource) -> dict[str, str]:
+    worker = _dig(cr.inputs, "spec", "worker") or {}
+    variables = worker.get("environmentVariables") or [] if isinstance(worker, dict) else []
+    return {
+        str(e["name"]): str(e["value"])
+        for e in variables
+        if isinstance(e, dict) and "name" in e and "value" in e
+    }
+
+
+def _dig(value: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+def _endpoint_lines(
+    cr: PlannedResource, values: Mapping[str, str], speculative_flags: SpeculativeFlags
+) -> list[str]:
+    env = endpoint_env(cr)
+    labels = _dig(cr.inputs, "metadata", "labels") or {}
+    engine = _engine(labels, env)
+    version = (
+        labels.get(_ENGINE_VERSION_LABEL)
+        or values.get("hp:engineVersion")
+        or (PINNED_VERSIONS[Engine(engine)] if engine in set(Engine) else "?")
+    )
+    model = _dig(cr.inputs, "spec", "modelSourceConfig", "huggingFaceModel", "modelId") or next(
+        (env[v] for v in _MODEL_VARIABLES if v in env), "?"
+    )
+    name = _dig(cr.inputs, "metadata", "name") or cr.name
+    namespace = _dig(cr.inputs, "metadata", "namespace") or "default"
+    instance = f"{_dig(cr.inputs, 'spec', 'instanceType')} x {_dig(cr.inputs, 'spec', 'replicas')}"
+    scaling = _dig(cr.inputs, "spec", "autoScalingSpec")
+    if isinstance(scaling, Mapping):
+        low, high = scaling.get("minReplicaCount"), scaling.get("maxReplicaCount")
+        instance += f" (autoscaling {low}-{high})"
+    lines = [f"endpoint {name} ({namespace}): {engine} {version}, {model}, {instance}"]
+    algorithm = env.get("HP_SPECULATIVE_ALGORITHM")
+    lines.append(f"  speculative: {algorithm or 'off'}")
+    if algorithm:
+        vllm, sglang = speculative_flags(env)
+        lines.append(f"    vLLM   --speculative-config {vllm or '(not accepted by this vLLM)'}")
+        lines.append(f"    SGLang {sglang or '(not accepted by this SGLang)'}")
+    return lines
+
+
+def _engine(labels: Mapping[str, Any], env: Mapping[str, str]) -> str:
+    if labels.get(_ENGINE_LABEL):
+        return str(labels[_ENGINE_LABEL])
+    return next((e.value for v, e in _MODEL_VARIABLES.items() if v in env), "?")
+
+
+# --- tree -----------------------------------------------------------------------------------
+
+
+def tree_lines(resources: Sequence[PlannedResource]) -> list[str]:
+    """One line per resource, `name  type`, indented under its parent, at most 100 columns."""
+    lines: list[str] = []
+    for index, resource in enumerate(resources):
+        prefix = "".join(_rail(resources, index, level) for level in range(1, resource.depth + 1))
+        lines.append(_fit(prefix, resource.name, resource.type))
+    return lines
+
+
+def _rail(resources: Sequence[PlannedResource], index: int, level: int) -> str:
+    """The tree drawing at `level` for resource `index`: a branch, or a pass-through rail."""
+    last = not _has_later_sibling(resources, index, level)
+    if level == resources[index].depth:
+        return "└─ " if last else "├─ "
+    return "   " if last else "│  "
+
+
+def _has_later_sibling(resources: Sequence[PlannedResource], index: int, level: int) -> bool:
+    for later in resources[index + 1 :]:
+        if later.depth < level:
+            return False
+        if later.depth == level:
+            return True
+    return False
+
+
+def _fit(prefix: str, name: str, type_token: str) -> str:
+    line = f"{prefix}{name}  {type_token}"
+    if len(line) <= MAX_COLUMNS:
+        return line
+    package, _, rest = type_token.partition(":")
+    short_type = f"{package}:…:{rest.rpartition(':')[2]}" if ":" in rest else type_token
+    room = MAX_COLUMNS - len(prefix) - len(short_type) - 2
+    short_name = name if len(name) <= room else f"{name[: max(room - 1, 1)]}…"
+    return f"{prefix}{short_name}  {short_type}"[:MAX_COLUMNS]
+
+
+# --- diff -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Change:
+    mark: str  # + new, - gone, ~ changed
+    type: str
+    name: str
+    paths: tuple[str, ...] = ()
+
+    def lines(self) -> list[str]:
+        head = [f"{self.mark} {self.type}  {self.name}"]
+        shown = [f"    {p}" for p in self.paths[:MAX_PATHS_SHOWN]]
+        if len(self.paths) > MAX_PATHS_SHOWN:
+            shown.append(f"    ... and {len(self.paths) - MAX_PATHS_SHOWN} more")
+        return head + shown
+
+
+def _identity(resource: Mapping[str, Any]) -> tuple[str, str, str]:
+    return (str(resource.get("parent")), str(resource["type"]), str(resource["name"]))
+
+
+def diff(old: Iterable[Mapping[str, Any]], new: Iterable[Mapping[str, Any]]) -> list[Change]:
+    """Per resource: + new, - gone, ~ changed inputs (with the changed paths)."""
+    before = {_identity(r): r for r in old}
+    after = {_identity(r): r for r in new}
+    changes: list[Change] = []
+    for key, resource in after.items():
+        if key not in before:
+            changes.append(Change("+", key[1], key[2]))
+            continue
+        paths = changed_paths(before[key].get("inputs"), resource.get("inputs"))
+        if paths:
+            changes.append(Change("~", key[1], key[2], tuple(paths)))
+    changes += [Change("-", key[1], key[2]) for key in before if key not in after]
+    return changes
+
+
+def summary(changes: Sequence[Change]) -> str:
+    count = {mark: sum(c.mark == mark for c in changes) for mark in "+~-"}
+    return f"{count['+']} to create, {count['~']} to change, {count['-']} to delete"
+
+
+def changed_paths(old: Any, new: Any, path: str = "") -> list[str]:
+    """The input paths whose values differ; lists of named items are matched by name."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return _changed_map_paths(old, new, path)
+    if isinstance(old, list) and isinstance(new, list):
+        if _named_items(old) and _named_items(new):
+            named_old = {item["name"]: item for item in old}
+            named_new = {item["name"]: item for item in new}
+            return _changed_map_paths(named_old, named_new, path, name_keyed=True)
+        return _changed_list_paths(old, new, path)
+    return [] if old == new else [path or "(whole value)"]
+
+
+def _changed_map_paths(
+    old: Mapping[str, Any], new: Mapping[str, Any], path: str, *, name_keyed: bool = False
+) -> list[str]:
+    paths: list[str] = []
+    for key in [*new, *(k for k in old if k not in new)]:
+        sub = f"{path}[name={key}]" if name_keyed else _join(path, str(key))
+        if key not in old or key not in new:
+            paths.append(sub)
+        else:
+            paths += changed_paths(old[key], new[key], sub)
+    return paths
+
+
+def _changed_list_paths(old: list[Any], new: list[Any], path: str) -> list[str]:
+    paths: list[str] = []
+    for index in range(max(len(old), len(new))):
+        sub = f"{path}[{index}]"
+        if index >= len(old) or index >= len(new):
+            paths.append(sub)
+        else:
+            paths += changed_paths(old[index], new[index], sub)
+    return paths
+
+
+def _named_items(items: list[Any]) -> bool:
+    names = [item.get("name") for item in items if isinstance(item, dict)]
+    return (
+        len(names) == len(items)
+        and all(isinstance(n, str) for n in names)
+        and len(set(names)) == len(names)
+    )
+
+
+def _join(path: str, key: str) -> str:
+    if _PLAIN_KEY.match(key):
+        return f"{path}.{key}" if path else key
+    return f'{path}["{key}"]'

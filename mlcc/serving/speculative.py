@@ -1,0 +1,297 @@
+"""Speculative decoding: the algorithm table (data) and its translation to engine settings.
+
+Pure: no Pulumi, no I/O. The table itself lives in `mlcc.engine_contract` (shared with the serve
+images); `speculative_env` produces the container environment (docs/images.md) and `check`
+applies the stack-config rules, returning problems keyed by the stack-config key to change.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from mlcc import engine_contract as contract
+from mlcc.serving.engines import Engine, EngineRelease, release
+
+MAX_NUM_TOKENS = 16
+MAX_EAGLE_TOPK = 64
+MAX_DRAFT_TOKENS = 256
+DEFAULT_NUM_TOKENS = 5
+# SGLang's own choice for Llama targets is steps 5, top-k 4, 8 draft tokens; we keep its 8.
+DEFAULT_TREE_DRAFT_TOKENS = 8
+
+KEY_ALGORITHM = "hp:speculativeAlgorithm"
+KEY_MODEL = "hp:speculativeModel"
+KEY_NUM_TOKENS = "hp:speculativeNumTokens"
+KEY_EAGLE_TOPK = "hp:speculativeEagleTopk"
+KEY_NUM_DRAFT_TOKENS = "hp:speculativeNumDraftTokens"
+
+
+Algorithm = contract.Algorithm
+ALGORITHMS = contract.ALGORITHMS
+is_hf_id = contract.is_hf_id
+draft_model_problem = contract.draft_model_problem
+
+
+@dataclass(frozen=True)
+class SpeculativeSpec:
+    """What the user asked for. `eagle_topk`/`num_draft_tokens` None means the default."""
+
+    algorithm: str
+    draft_model: str | None = None
+    num_tokens: int = DEFAULT_NUM_TOKENS
+    eagle_topk: int | None = None
+    num_draft_tokens: int | None = None
+
+    @property
+    def definition(self) -> Algorithm:
+        return ALGORITHMS[self.algorithm]
+
+    @property
+    def topk(self) -> int:
+        """SGLang's --speculative-eagle-topk: 1 (a chain) unless the algorithm drafts a tree."""
+        if not self.definition.uses_topk:
+            return 1
+        return self.eagle_topk if self.eagle_topk is not None else self.definition.default_topk
+
+    @property
+    def sglang_draft_tokens(self) -> int:
+        if self.topk == 1:  # SGLang forces steps + 1 for a chain
+            return self.num_tokens + 1
+        if self.num_draft_tokens is not None:
+            return self.num_draft_tokens
+        return min(DEFAULT_TREE_DRAFT_TOKENS, self.num_tokens * self.topk + 1)
+
+
+@dataclass(frozen=True)
+class Problem:
+    key: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Checked:
+    errors: tuple[Problem, ...]
+    warnings: tuple[Problem, ...]
+
+
+def accepts(release: EngineRelease, algorithm: str) -> bool:
+    return ALGORITHMS[algorithm].engine_algorithm(release.engine) in release.speculative_names
+
+
+def check(spec: SpeculativeSpec, engine: Engine, release: EngineRelease) -> Checked:
+    """The stack-config rules for the selected engine at its version."""
+    definition = spec.definition
+    errors = [*_draft_problems(spec), *_count_problems(spec)]
+    warnings = list(_useless_setting_warnings(spec, engine))
+    if not accepts(release, spec.algorithm):
+        errors.append(
+            Problem(
+                KEY_ALGORITHM,
+                f"{spec.algorithm} needs {engine.value} to accept "
+                f"{definition.engine_algorithm(engine)!r}, which {engine.value} {release.version} "
+                "does not; choose another algorithm or a newer hp:engineVersion",
+            )
+        )
+    return Checked(tuple(errors), tuple(warnings))
+
+
+def _draft_problems(spec: SpeculativeSpec) -> list[Problem]:
+    if not spec.definition.needs_draft:
+        return []
+    if not spec.draft_model:
+        return [
+            Problem(
+                KEY_MODEL,
+                f"{spec.algorithm} needs a draft model (a Hugging Face id such as "
+                "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B); without one the engines fail or load "
+                "the target as its own draft",
+            )
+        ]
+    problem = draft_model_problem(spec.draft_model)
+    return [Problem(KEY_MODEL, problem)] if problem else []
+
+
+def _count_problems(spec: SpeculativeSpec) -> list[Problem]:
+    problems: list[Problem] = []
+    if not 1 <= spec.num_tokens <= MAX_NUM_TOKENS:
+        problems.append(
+            Problem(
+                KEY_NUM_TOKENS, f"must be between 1 and {MAX_NUM_TOKENS}, got {spec.num_tokens}"
+            )
+        )
+    if spec.eagle_topk is not None and not 1 <= spec.eagle_topk <= MAX_EAGLE_TOPK:
+        problems.append(
+            Problem(
+                KEY_EAGLE_TOPK, f"must be between 1 and {MAX_EAGLE_TOPK}, got {spec.eagle_topk}"
+            )
+        )
+    if spec.algorithm == "eagle2" and spec.eagle_topk == 1:
+        problems.append(
+            Problem(
+                KEY_EAGLE_TOPK,
+                "eagle2 is tree drafting and needs a top-k above 1; "
+                "use hp:speculativeAlgorithm eagle for a chain",
+            )
+        )
+    problems.extend(_draft_token_problems(spec))
+    return problems
+
+
+def _draft_token_problems(spec: SpeculativeSpec) -> list[Problem]:
+    value = spec.num_draft_tokens
+    if value is None or not spec.definition.uses_topk or _base_counts_invalid(spec):
+        return []
+    if spec.topk == 1:
+        return [
+            Problem(
+                KEY_NUM_DRAFT_TOKENS,
+                f"with top-k 1 SGLang always verifies steps + 1 = {spec.num_tokens + 1} tokens; "
+                "remove this key, or set hp:speculativeEagleTopk above 1 for an EAGLE tree",
+            )
+        ]
+    upper = min(MAX_DRAFT_TOKENS, spec.num_tokens * spec.topk + 1)
+    if not 2 <= value <= upper:
+        return [
+            Problem(
+                KEY_NUM_DRAFT_TOKENS,
+                f"must be between 2 and {upper} (steps x top-k + 1) for this tree, got {value}",
+            )
+        ]
+    return []
+
+
+def _base_counts_invalid(spec: SpeculativeSpec) -> bool:
+    """Invalid steps or top-k make the tree bounds meaningless; those are reported first."""
+    topk_bad = spec.eagle_topk is not None and not 1 <= spec.eagle_topk <= MAX_EAGLE_TOPK
+    return topk_bad or not 1 <= spec.num_tokens <= MAX_NUM_TOKENS
+
+
+def _useless_setting_warnings(spec: SpeculativeSpec, engine: Engine) -> list[Problem]:
+    definition = spec.definition
+    warnings: list[Problem] = []
+    if spec.eagle_topk is not None and not definition.uses_topk:
+        warnings.append(
+            Problem(KEY_EAGLE_TOPK, f"ignored: {spec.algorithm} is not an EAGLE algorithm")
+        )
+    elif spec.eagle_topk not in (None, 1) and engine is Engine.VLLM:
+        warnings.append(
+            Problem(KEY_EAGLE_TOPK, "vLLM drafts a chain and ignores top-k; it applies to SGLang")
+        )
+    if spec.algorithm == "eagle2" and engine is Engine.VLLM:
+        warnings.append(
+            Problem(KEY_ALGORITHM, "vLLM has no EAGLE-2 tree drafting; it runs method 'eagle'")
+        )
+    if spec.num_draft_tokens is not None and not definition.uses_topk:
+        warnings.append(
+            Problem(
+                KEY_NUM_DRAFT_TOKENS,
+                f"ignored: {spec.algorithm} is not an EAGLE tree; SGLang gets steps + 1 = "
+                f"{spec.num_tokens + 1}",
+            )
+        )
+    elif spec.num_draft_tokens is not None and engine is Engine.VLLM:
+        warnings.append(Problem(KEY_NUM_DRAFT_TOKENS, "ignored by vLLM; it applies to SGLang"))
+    if spec.algorithm == "mtp" and spec.num_tokens > 3:
+        warnings.append(
+            Problem(
+                KEY_NUM_TOKENS,
+                f"mtp with {spec.num_tokens} tokens re-runs the MTP layer(s) many times; models "
+                "with one MTP layer usually accept best with 1-3",
+            )
+        )
+    return warnings
+
+
+# Name fragments of model families with built-in MTP layers (vLLM's MTP model list and SGLang's
+# NextN architectures). Names are only a hint, so a miss is a warning.
+MTP_TARGET_HINTS = (
+    "deepseek-v3", "deepseek-r1", "deepseek-v4", "mimo", "glm-4.5", "glm-4.6", "glm-4.7",
+    "glm-5", "ernie-4.5", "qwen3-next", "qwen3.5", "longcat", "nemotron-h", "exaone", "ling-",
+    "ring-", "minimax-m3", "kimi-k3", "pangu", "step-3.5", "gemma-4", "hunyuan",
+    "mistral-large-3",
+)  # fmt: skip
+
+
+def model_warnings(spec: SpeculativeSpec, target_model: str) -> list[Problem]:
+    """Warnings from the names of the target and the draft: a likely mismatch of formats."""
+    warnings = _draft_format_warnings(spec)
+    target = target_model.lower()
+    if spec.algorithm == "mtp" and not any(hint in target for hint in MTP_TARGET_HINTS):
+        warnings.append(
+            Problem(
+                KEY_ALGORITHM,
+                f"mtp drafts with the target's own MTP layers, and {target_model} does not look "
+                "like a model that has them (DeepSeek-V3/R1, GLM-4.5+, Qwen3-Next, MiMo, ...): "
+                "vLLM refuses such a target and SGLang loads it as its own draft",
+            )
+        )
+    return warnings
+
+
+def _draft_format_warnings(spec: SpeculativeSpec) -> list[Problem]:
+    if not spec.draft_model or not spec.definition.needs_draft:
+        return []
+    name = spec.draft_model.lower().rsplit("/", 1)[-1]
+    eagle3_name = "eagle3" in name or "eagle-3" in name
+    if spec.algorithm in {"eagle", "eagle2"} and eagle3_name:
+        message = (
+            "looks like an EAGLE-3 head: with eagle vLLM refuses it and SGLang accepts no "
+            "drafted token (accept len 1.00); use hp:speculativeAlgorithm eagle3"
+        )
+    elif spec.algorithm == "eagle3" and "eagle" in name and not eagle3_name:
+        message = "looks like an EAGLE(-1/2) head, not EAGLE-3; use eagle or eagle2"
+    elif spec.algorithm == "draft-model" and "eagle" in name:
+        message = (
+            "looks like an EAGLE head, not a standalone model: vLLM detects it and runs EAGLE "
+            "instead; use eagle or eagle3"
+        )
+    else:
+        return []
+    return [Problem(KEY_MODEL, f"{spec.draft_model} {message}")]
+
+
+def vllm_env(spec: SpeculativeSpec) -> dict[str, str]:
+    config: dict[str, object] = {"method": spec.definition.vllm_method}
+    if spec.definition.needs_draft and spec.draft_model:
+        config["model"] = spec.draft_model
+    config["num_speculative_tokens"] = spec.num_tokens
+    variable = contract.env_variable(Engine.VLLM, contract.VLLM_CONFIG_FLAG)
+    return {variable: json.dumps(config, separators=(",", ":"))}
+
+
+def sglang_env(spec: SpeculativeSpec) -> dict[str, str]:
+    flags = {contract.SGLANG_ALGORITHM_FLAG: spec.definition.sglang_algorithm}
+    if spec.definition.needs_draft and spec.draft_model:
+        flags[contract.SGLANG_DRAFT_FLAG] = spec.draft_model
+    steps, topk, draft_tokens = contract.SGLANG_TRIPLE
+    flags[steps] = str(spec.num_tokens)
+    flags[topk] = str(spec.topk)
+    flags[draft_tokens] = str(spec.sglang_draft_tokens)
+    return {contract.env_variable(Engine.SGLANG, flag): value for flag, value in flags.items()}
+
+
+_ENGINE_ENV = {Engine.VLLM: vllm_env, Engine.SGLANG: sglang_env}
+
+
+def speculative_env(
+    spec: SpeculativeSpec | None,
+    releases: Mapping[Engine, EngineRelease] | None = None,
+) -> dict[str, str]:
+    """Both engines' speculative variables plus HP_SPECULATIVE_ALGORITHM; {} when off.
+
+    An engine whose release (pinned unless given) does not accept the algorithm gets no set,
+    so a manifest never asks an engine for something it rejects.
+    """
+    if spec is None:
+        return {}
+    env = {contract.ALGORITHM_ENV: spec.algorithm}
+    for engine, to_env in _ENGINE_ENV.items():
+        engine_release = (releases or {}).get(engine) or release(engine)
+        if accepts(engine_release, spec.algorithm):
+            env.update(to_env(spec))
+    return env

@@ -1,0 +1,174 @@
+"""scripts/engine_flags.py: the option tables are read from the engines' argparse sources."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import zipfile
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from mlcc.engine_contract import PINNED_VERSIONS
+from mlcc.engine_contract.flag_tables import FLAGS_FILE, read_flag_tables
+
+REPO = Path(__file__).resolve().parents[2]
+
+VLLM_ARG_UTILS = """
+class EngineArgs:
+    @staticmethod
+    def add_cli_args(parser):
+        group = parser.add_argument_group("Model")
+        group.add_argument("--max-model-len", **kwargs["max_model_len"])
+        group.add_argument("--tensor-parallel-size", "-tp", **kwargs["tensor_parallel_size"])
+        group.add_argument("--speculative-config", "-sc", **kwargs["speculative_config"])
+        parser.add_argument(f"--{dynamic}")  # not a literal: not a flag we can know
+"""
+VLLM_CLI_ARGS = """
+class BaseFrontendArgs:
+    chat_template: str | None = None
+    registry: ClassVar[dict] = {}
+
+class FrontendArgs(BaseFrontendArgs):
+    port: int = 8000
+
+def make_arg_parser(parser):
+    parser.add_argument("--headless", action="store_true")
+"""
+SGLANG_SERVER_ARGS = """
+class ServerArgs:
+    model_path: A[str, Arg(help="Path.", aliases=["--model"])]
+    tp_size: A[int, Arg(help="TP.", aliases=["--tensor-parallel-size"])] = 1
+    context_length: A[int, "Context length."] = None
+    internal_state: A[int, Arg(help="x", no_cli=True)] = 0
+    renamed: A[int, Arg(help="x", cli_name="--public-name")] = 0
+    plain_field: int = 0
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--reasoning-parser", type=str)
+"""
+
+
+def load_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "engine_flags", REPO / "scripts" / "engine_flags.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def wheel(path: Path, files: dict[str, str]) -> Path:
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return path
+
+
+def test_vllm_flags_are_the_literal_options_and_the_frontend_fields(tmp_path: Path) -> None:
+    script = load_script()
+    vllm = wheel(
+        tmp_path / "vllm-0.27.1-cp38-abi3-manylinux_2_28_x86_64.whl",
+        {
+            "vllm/engine/arg_utils.py": VLLM_ARG_UTILS,
+            "vllm/entrypoints/openai/cli_args.py": VLLM_CLI_ARGS,
+        },
+    )
+    assert script.vllm_flags(vllm) == {
+        "--max-model-len": "max-model-len",
+        "--tensor-parallel-size": "tensor-parallel-size",
+        "-tp": "tensor-parallel-size",
+        "--speculative-config": "speculative-config",
+        "-sc": "speculative-config",
+        "--headless": "headless",
+        "--chat-template": "chat-template",
+        "--port": "port",
+    }
+    assert script.wheel_version(vllm) == "0.27.1"
+
+
+def test_sglang_flags_follow_the_dataclass_annotations(tmp_path: Path) -> None:
+    script = load_script()
+    sglang = wheel(
+        tmp_path / "sglang-0.5.17-cp311-cp311-manylinux_2_34_x86_64.whl",
+        {"sglang/srt/server_args.py": SGLANG_SERVER_ARGS},
+    )
+    assert script.sglang_flags(sglang) == {
+        "--model-path": "model-path",
+        "--model": "model-path",
+        "--tp-size": "tp-size",
+        "--tensor-parallel-size": "tp-size",
+        "--context-length": "context-length",
+        "--public-name": "public-name",
+        "--reasoning-parser": "reasoning-parser",
+    }
+
+
+def fake_wheels(tmp_path: Path) -> tuple[Path, Path]:
+    vllm = wheel(
+        tmp_path / "vllm-0.27.1-x.whl",
+        {
+            "vllm/engine/arg_utils.py": VLLM_ARG_UTILS,
+            "vllm/entrypoints/openai/cli_args.py": VLLM_CLI_ARGS,
+        },
+    )
+    sglang = wheel(
+        tmp_path / "sglang-0.5.17-x.whl", {"sglang/srt/server_args.py": SGLANG_SERVER_ARGS}
+    )
+    return vllm, sglang
+
+
+def test_the_generated_json_names_its_sources_and_versions(tmp_path: Path) -> None:
+    script = load_script()
+    document = json.loads(script.rendered(script.document(*fake_wheels(tmp_path))))
+    assert document["generated_by"] == "scripts/engine_flags.py"
+    vllm, sglang = document["engines"]["vllm"], document["engines"]["sglang"]
+    assert (vllm["version"], sglang["version"]) == ("0.27.1", "0.5.17")
+    assert sglang["sources"] == ["sglang/srt/server_args.py"]
+    assert vllm["long_options"] == sorted(vllm["long_options"])
+    assert "tensor-parallel-size" in vllm["long_options"]
+    assert vllm["aliases"] == {"-sc": "speculative-config", "-tp": "tensor-parallel-size"}
+    assert sglang["aliases"] == {"--model": "model-path", "--tensor-parallel-size": "tp-size"}
+
+
+def test_the_contract_loads_the_tables_the_script_writes(tmp_path: Path) -> None:
+    script = load_script()
+    written = tmp_path / "engine_flags.json"
+    written.write_text(script.rendered(script.document(*fake_wheels(tmp_path))))
+    tables = read_flag_tables(written)
+    assert tables["sglang"].long_options == (
+        "context-length",
+        "model-path",
+        "public-name",
+        "reasoning-parser",
+        "tp-size",
+    )
+    assert tables["vllm"].aliases["-tp"] == "tensor-parallel-size"
+
+
+def test_the_checked_in_tables_are_the_scripts_format_at_the_pinned_versions() -> None:
+    script = load_script()
+    assert script.FLAGS_JSON == FLAGS_FILE
+    document = json.loads(FLAGS_FILE.read_text())
+    assert document["generated_by"] == "scripts/engine_flags.py" and document["about"]
+    for engine, table in document["engines"].items():
+        assert table["version"] == PINNED_VERSIONS[engine]
+        assert table["sources"] and table["long_options"] == sorted(set(table["long_options"]))
+        assert set(table["aliases"].values()) <= set(table["long_options"])
+    assert script.rendered(document) == FLAGS_FILE.read_text()  # as the script writes it
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"engines": {"vllm": {}}}', '{"engines": {"vllm": {"version": "1", "long_options": [1]}}}'],
+)
+def test_malformed_tables_are_one_value_error(text: str, tmp_path: Path) -> None:
+    path = tmp_path / "engine_flags.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=r"^engine_flags\.json: "):
+        read_flag_tables(path)
