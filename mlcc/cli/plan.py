@@ -279,6 +279,8 @@ def _portable(value: Any, project_dir: Path) -> Any:
     if isinstance(value, list):
         return [_portable(v, project_dir) for v in value]
     if isinstance(value, str):
+        if value == str(project_dir):
+            return "."
         prefix = f"{project_dir}/"
         return value.replace(f"file://{prefix}", "file://").replace(prefix, "")
     return value

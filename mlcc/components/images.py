@@ -41,6 +41,16 @@ class ServeImageArgs:
     pull_role_arns: pulumi.Input[Sequence[str]] | None = None
 
 
+def project_path(path: Path) -> str:
+    """`path` relative to the working directory (Pulumi runs the program, and docker-build
+    resolves relative locations, in the project folder), so the state and the plan hold the
+    same paths in every checkout; a path outside it stays absolute."""
+    try:
+        return path.relative_to(Path.cwd()).as_posix() or "."
+    except ValueError:
+        return str(path)
+
+
 def build_context(images_dir: Path) -> Path:
     return images_dir.parent
 
@@ -122,9 +132,11 @@ class ServeImage(pulumi.ComponentResource):
         )
         image = docker_build.Image(
             f"{name}-image",
-            context=docker_build.BuildContextArgs(location=str(build_context(args.images_dir))),
+            context=docker_build.BuildContextArgs(
+                location=project_path(build_context(args.images_dir))
+            ),
             dockerfile=docker_build.DockerfileArgs(
-                location=str(args.images_dir / args.engine.value / "Dockerfile")
+                location=project_path(args.images_dir / args.engine.value / "Dockerfile")
             ),
             platforms=[PLATFORM],
             build_args=build_args,

@@ -314,8 +314,12 @@ def check_images(run: offline.OfflineRun) -> None:
     assert repository["encryptionConfigurations"] == [{"encryptionType": "AES256"}]
     image = run.one("docker-build:index:Image").inputs
     assert image["platforms"] == ["linux/amd64"]
-    assert image["context"] == {"location": str(REPO)}  # narrowed by /.dockerignore
-    assert image["dockerfile"] == {"location": str(REPO / "images" / "vllm" / "Dockerfile")}
+    # Relative to the project folder Pulumi runs the program in, so every checkout's state
+    # holds the same paths; the context is narrowed by /.dockerignore.
+    located = {
+        key: (Path.cwd() / image[key]["location"]).resolve() for key in ("context", "dockerfile")
+    }
+    assert located == {"context": REPO, "dockerfile": REPO / "images" / "vllm" / "Dockerfile"}
     assert image["buildArgs"] == {"ENGINE_VERSION": PINNED_VERSIONS[Engine.VLLM]}
     assert image["push"] is True and image["buildOnPreview"] is False
     [tag] = image["tags"]

@@ -279,3 +279,14 @@ def test_vpc_cni_versions_hyperpod_refuses(version: str) -> None:
 
     with pytest.raises(ValueError, match="HyperPod needs"):
         supported_vpc_cni(version)
+
+
+def test_image_paths_are_relative_to_the_project_folder_and_absolute_outside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mlcc.components.images import project_path
+
+    monkeypatch.chdir(tmp_path)
+    assert project_path(tmp_path) == "."
+    assert project_path(tmp_path / "images" / "vllm" / "Dockerfile") == "images/vllm/Dockerfile"
+    assert project_path(tmp_path.parent) == str(tmp_path.parent)
