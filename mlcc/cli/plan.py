@@ -122,9 +122,7 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _printable(text: str) -> str:
-    """One line whatever the input held: control characters escaped."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+_printable = plan_report.printable
 
 
 def _usage_error(message: str) -> int:
@@ -247,8 +245,8 @@ def _print_report(
                 print(line)
     if outputs:
         print("\noutputs:")
-        for key, value in outputs.items():
-            print(f"  {key}: {'(known after deployment)' if value is None else value}")
+        for line in plan_report.output_lines(outputs):
+            print(line)
 
 
 def speculative_flags(env: dict[str, str]) -> tuple[str | None, str | None]:

@@ -19,6 +19,7 @@ CR_TYPE = "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointCon
 HYPERPOD_TYPE = "aws-native:sagemaker:Cluster"
 MAX_COLUMNS = 100
 MAX_PATHS_SHOWN = 12
+_MIN_NAME_COLUMNS = 12
 _ENGINE_LABEL = "hp.mlcc/engine"
 _ENGINE_VERSION_LABEL = "hp.mlcc/engine-version"
 _MODEL_VARIABLES = {"SM_VLLM_MODEL": Engine.VLLM, "SM_SGLANG_MODEL_PATH": Engine.SGLANG}
@@ -221,15 +222,80 @@ def _has_later_sibling(resources: Sequence[PlannedResource], index: int, level: 
     return False
 
 
+def display_type(type_token: str) -> str:
+    """A type token as the Pulumi CLI shows it: `aws:iam/role:Role` -> `aws:iam:Role` (the
+    module's last segment dropped where it is the type's own name in camelCase, as
+    `simplifyTypeName` in Pulumi's display package does); other tokens unchanged."""
+    if type_token.count(":") != 2:
+        return type_token
+    package, module, name = type_token.split(":")
+    if not name or "/" not in module:
+        return type_token
+    parent_module, _, last = module.rpartition("/")
+    if last != name[:1].lower() + name[1:]:
+        return type_token
+    return f"{package}:{parent_module}:{name}"
+
+
 def _fit(prefix: str, name: str, type_token: str) -> str:
-    line = f"{prefix}{name}  {type_token}"
+    """`prefix name  type` in at most 100 columns: a long name is shortened, never the type."""
+    shown_type = display_type(type_token)
+    line = f"{prefix}{name}  {shown_type}"
     if len(line) <= MAX_COLUMNS:
         return line
-    package, _, rest = type_token.partition(":")
-    short_type = f"{package}:…:{rest.rpartition(':')[2]}" if ":" in rest else type_token
-    room = MAX_COLUMNS - len(prefix) - len(short_type) - 2
+    room = MAX_COLUMNS - len(prefix) - len(shown_type) - 2
+    if room < _MIN_NAME_COLUMNS:  # a very deep tree: keep the rails nearest the resource
+        keep = max(MAX_COLUMNS - len(shown_type) - 3 - _MIN_NAME_COLUMNS, 0)
+        prefix = "…" + prefix[len(prefix) - keep :]
+        room = MAX_COLUMNS - len(prefix) - len(shown_type) - 2
     short_name = name if len(name) <= room else f"{name[: max(room - 1, 1)]}…"
-    return f"{prefix}{short_name}  {short_type}"[:MAX_COLUMNS]
+    return f"{prefix}{short_name}  {shown_type}"[:MAX_COLUMNS]
+
+
+# --- outputs --------------------------------------------------------------------------------
+
+UNKNOWN_OUTPUT = "(known after deployment)"
+
+
+def printable(text: str) -> str:
+    """One line whatever the input held: control characters escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def output_lines(outputs: Mapping[str, Any], indent: int = 2) -> list[str]:
+    """Stack outputs as the Pulumi CLI lays them out: keys sorted, a map or list nested one
+    entry a line inside braces or brackets (list items as `[i]:`), four columns deeper."""
+    lines: list[str] = []
+    for key in sorted(outputs):
+        lines += _output_value_lines(str(key), outputs[key], indent)
+    return lines
+
+
+def _output_value_lines(label: str, value: Any, indent: int) -> list[str]:
+    pad = " " * indent
+    label = printable(label)
+    if isinstance(value, Mapping) and value:
+        return [f"{pad}{label}: {{", *output_lines(value, indent + 4), f"{pad}}}"]
+    if isinstance(value, list | tuple) and value:
+        items = [
+            line
+            for index, item in enumerate(value)
+            for line in _output_value_lines(f"[{index}]", item, indent + 4)
+        ]
+        return [f"{pad}{label}: [", *items, f"{pad}]"]
+    return [f"{pad}{label}: {_scalar(value)}"]
+
+
+def _scalar(value: Any) -> str:
+    if value is None:
+        return UNKNOWN_OUTPUT
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, Mapping):
+        return "{}"
+    if isinstance(value, list | tuple):
+        return "[]"
+    return printable(str(value))
 
 
 # --- diff -----------------------------------------------------------------------------------

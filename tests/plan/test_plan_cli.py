@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -426,6 +427,20 @@ EXAMPLE_STACKS = sorted(
 )
 
 
+LITERAL = re.compile(r"kubectl |--[a-z]|\.dkr\.ecr\.|@sha256:|^wrote ")
+
+
+def assert_read_as_a_person_would(printed: str) -> None:
+    """The tree and the outputs: no Python repr, no line over 100 columns but literal commands,
+    flags and image references (which must stay whole to be copied)."""
+    lines = printed.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("resources ("))
+    shown = lines[start:]
+    assert not [line for line in shown if "{'" in line or "['" in line or "': " in line]
+    assert not [line for line in shown if len(line) > 100 and not LITERAL.search(line)]
+    assert "…:" not in printed  # types are never cut in the middle
+
+
 @pytest.mark.parametrize("stack", ("dev", *EXAMPLE_STACKS))
 def test_every_example_stack_plans_offline(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], stack: str
@@ -433,7 +448,9 @@ def test_every_example_stack_plans_offline(
     """No workflow previews examples/ (placeholder values): this is their check."""
     monkeypatch.chdir(REPO)
     assert main(["plan", "--stack", stack, "--out", str(tmp_path)]) == 0, capsys.readouterr().err
-    assert capsys.readouterr().out.startswith(f"stack {stack}: ")
+    printed = capsys.readouterr().out
+    assert printed.startswith(f"stack {stack}: ")
+    assert_read_as_a_person_would(printed)
     # Paths relative to the project (the image build context is "."): two checkouts plan the
     # same bytes.
     assert str(REPO) not in (tmp_path / "plan.json").read_text()

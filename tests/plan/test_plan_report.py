@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from mlcc.plan.report import (
     CR_TYPE,
     PlannedResource,
     Registered,
     changed_paths,
     diff,
+    display_type,
     headline,
+    output_lines,
     summary,
     tree_lines,
     tree_order,
@@ -105,12 +109,67 @@ def test_the_tree_draws_rails_for_deep_and_last_children() -> None:
     assert resources[2].parent == "t:b::child-1"
 
 
-def test_tree_lines_are_cut_to_100_columns_keeping_the_kind() -> None:
+def test_tree_lines_are_cut_to_100_columns_keeping_the_whole_type() -> None:
     deep = [("t:x", f"level-{i}", f"urn:t:x::level-{i - 1}" if i else None, {}) for i in range(20)]
     long_name = ("pkg:some/very/long/module:VeryLongTypeName", "n" * 90, "urn:t:x::level-19", {})
     lines = tree_lines(tree_order(registered(*deep, long_name)))
     assert all(len(line) <= 100 for line in lines)
-    assert lines[-1].endswith("…  pkg:…:VeryLongTypeName")
+    assert lines[-1].endswith("n…  pkg:some/very/long/module:VeryLongTypeName")
+    assert lines[-1].startswith("…")  # the outermost rails gave way, not the type
+
+
+@pytest.mark.parametrize(
+    ("token", "shown"),
+    [
+        ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "aws:iam:RolePolicyAttachment"),
+        (
+            "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
+            "aws:s3:BucketServerSideEncryptionConfiguration",
+        ),
+        ("aws:ec2/vpc:Vpc", "aws:ec2:Vpc"),
+        ("kubernetes:core/v1:Namespace", "kubernetes:core/v1:Namespace"),
+        ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v3:Release"),
+        ("aws-native:sagemaker:Cluster", "aws-native:sagemaker:Cluster"),
+        ("pulumi:providers:kubernetes", "pulumi:providers:kubernetes"),
+        ("hp:index:InferenceEndpoint", "hp:index:InferenceEndpoint"),
+        ("pulumi-python:dynamic:Resource", "pulumi-python:dynamic:Resource"),
+        ("odd", "odd"),
+    ],
+)
+def test_types_are_shown_as_the_pulumi_cli_shows_them(token: str, shown: str) -> None:
+    assert display_type(token) == shown
+
+
+def test_map_outputs_nest_one_key_a_line_sorted_as_pulumi_shows_them() -> None:
+    outputs = {
+        "namespace": "inference",
+        "endpoints": {"b": {"algorithm": "off", "ready": True}, "a": {"algorithm": "eagle3"}},
+        "groups": ["g5", {"name": "g6"}],
+        "empty": {},
+        "pending": None,
+        "odd": "tab\there",
+    }
+    assert output_lines(outputs) == [
+        "  empty: {}",
+        "  endpoints: {",
+        "      a: {",
+        "          algorithm: eagle3",
+        "      }",
+        "      b: {",
+        "          algorithm: off",
+        "          ready: true",
+        "      }",
+        "  }",
+        "  groups: [",
+        "      [0]: g5",
+        "      [1]: {",
+        "          name: g6",
+        "      }",
+        "  ]",
+        "  namespace: inference",
+        "  odd: tab\\there",
+        "  pending: (known after deployment)",
+    ]
 
 
 def test_registration_order_does_not_change_the_plan() -> None:
