@@ -33,13 +33,6 @@ KIND = "InferenceEndpointConfig"
 READY_STATE = "DeploymentComplete"
 ALGORITHM_ENV = contract.ALGORITHM_ENV
 
-# SGLang rewrites NEXTN to EAGLE before logging server_args, and promotes NEXTN/EAGLE with a
-# Gemma 4 assistant draft to FROZEN_KV_MTP.
-SGLANG_LOGGED_AS: dict[str, frozenset[str]] = {
-    "NEXTN": frozenset({"NEXTN", "EAGLE", "FROZEN_KV_MTP"}),
-    "EAGLE": frozenset({"EAGLE", "FROZEN_KV_MTP"}),
-}
-
 _VLLM_ENGINE_CONFIG = re.compile(
     r"speculative_config=(?:(?P<none>None)|SpeculativeConfig\((?P<fields>[^)]*)\))"
 )
@@ -283,7 +276,7 @@ def _check_sglang_log(check_name: str, log: str, expected: Expectation) -> Check
         [f"speculative_algorithm={algorithm}", *(f"{k}={v}" for k, v in triple.items())]
     )
     want = (expected.engine_algorithm or "").upper()
-    accepted = SGLANG_LOGGED_AS.get(want, frozenset({want}))
+    accepted = contract.sglang_logged_names(want)
     return _on_in_log(check_name, expected, algorithm, algorithm.upper() in accepted, shown)
 
 

@@ -79,6 +79,7 @@ from .names import (
     SGLANG_ALGORITHMS_NEEDING_DRAFT,
     SGLANG_DRAFT_FLAG,
     SGLANG_EAGLE_FAMILY,
+    SGLANG_LOGGED_AS,
     SGLANG_TRIPLE,
     SPECULATIVE_NAMES,
     TENSOR_PARALLEL_FLAGS,
@@ -90,6 +91,7 @@ from .names import (
     accepted_names,
     engine_problem,
     env_variable,
+    sglang_logged_names,
 )
 from .validation import (
     check_speculative,
@@ -132,6 +134,7 @@ __all__ = [
     "SGLANG_ALGORITHM_FLAG",
     "SGLANG_DRAFT_FLAG",
     "SGLANG_EAGLE_FAMILY",
+    "SGLANG_LOGGED_AS",
     "SGLANG_TRIPLE",
     "SPECULATIVE_NAMES",
     "TENSOR_PARALLEL_FLAGS",
@@ -172,6 +175,7 @@ __all__ = [
     "parse_count",
     "resolve_flag",
     "settings_from_flags",
+    "sglang_logged_names",
     "speculative_env_flags",
     "text_problem",
 ]

@@ -105,6 +105,20 @@ SGLANG_ALGORITHM_FLAG: Final = "speculative-algorithm"
 VLLM_CONFIG_FLAG: Final = "speculative-config"
 
 
+# The names SGLang's server_args log line may show for an algorithm it was started with: it
+# rewrites NEXTN to EAGLE before logging server_args, and promotes NEXTN/EAGLE with a Gemma 4
+# assistant draft to FROZEN_KV_MTP.
+SGLANG_LOGGED_AS: Final = {
+    "NEXTN": frozenset({"NEXTN", "EAGLE", "FROZEN_KV_MTP"}),
+    "EAGLE": frozenset({"EAGLE", "FROZEN_KV_MTP"}),
+}
+
+
+def sglang_logged_names(algorithm: str) -> frozenset[str]:
+    """The names SGLang logs in server_args when started with `--speculative-algorithm NAME`."""
+    return SGLANG_LOGGED_AS.get(algorithm, frozenset({algorithm}))
+
+
 def accepted_names(engine: str, version: str | None) -> frozenset[str] | None:
     """The names an engine version accepts (pinned when None); None for an unknown version."""
     return SPECULATIVE_NAMES[engine].get(version or PINNED_VERSIONS[engine])

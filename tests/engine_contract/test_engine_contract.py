@@ -312,3 +312,14 @@ def test_model_rules_answer_any_text_with_one_short_line(value: str) -> None:
     for rule in (contract.model_id_problem, contract.draft_model_problem, contract.count_problem):
         problem = rule(value)
         assert problem is None or ("\n" not in problem and len(problem) < 400)
+
+
+def test_sglang_log_names_per_algorithm_come_from_the_contract() -> None:
+    """SGLang logs NEXTN as EAGLE, and EAGLE with a Gemma 4 assistant draft as FROZEN_KV_MTP."""
+    from mlcc import engine_contract as contract
+
+    assert contract.sglang_logged_names("NEXTN") == {"NEXTN", "EAGLE", "FROZEN_KV_MTP"}
+    assert contract.sglang_logged_names("EAGLE") == {"EAGLE", "FROZEN_KV_MTP"}
+    assert contract.sglang_logged_names("EAGLE3") == {"EAGLE3"}
+    sglang_names = {a.sglang_algorithm for a in contract.ALGORITHMS.values()}
+    assert set(contract.SGLANG_LOGGED_AS) <= sglang_names
