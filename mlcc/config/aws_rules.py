@@ -43,6 +43,13 @@ def known_regions() -> frozenset[str]:
     )
 
 
+@cache
+def hyperpod_instance_types() -> frozenset[str]:
+    """The instance types a HyperPod cluster takes: the SageMaker model's ClusterInstanceType."""
+    shape = _session().get_service_model("sagemaker").shape_for("ClusterInstanceType")
+    return frozenset(shape.enum)
+
+
 def region_problem(region: str) -> str | None:
     if not region:
         return "is not set; set it with `pulumi config set aws:region us-east-1`"
