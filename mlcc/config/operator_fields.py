@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from mlcc.config_reader import Reader
+from mlcc.config.reader import Reader
 from mlcc.engine_contract.values import shown_value
 
 ROUTING_ALGORITHMS = ("least_outstanding_requests", "round_robin")

@@ -2,7 +2,7 @@
 
 Each value is checked and kept in the CRD's own field names, so the manifest only composes
 them; the combinations that cannot work with the endpoint's engine and speculation are in
-`mlcc.operator_rules`. Every problem names the key (`hp:kvCache.l2Backend`, or
+`mlcc.config.operator_rules`. Every problem names the key (`hp:kvCache.l2Backend`, or
 `hp:endpoints[1].kvCache.l2Backend` for an entry's value).
 """
 
@@ -12,10 +12,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from mlcc import operator_fields as fields
-from mlcc.config_reader import Reader
+from mlcc.config import operator_fields as fields
+from mlcc.config.operator_keys import VENDORED_OPERATOR_VERSION
+from mlcc.config.reader import Reader
 from mlcc.engine_contract.values import shown_value
-from mlcc.operator_keys import VENDORED_OPERATOR_VERSION
 
 ROUTING_STRATEGIES = ("prefixaware", "kvaware", "session", "roundrobin")
 L2_BACKENDS = ("tieredstorage", "redis")

@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from mlcc import aws_rules, engine_contract, instances
-from mlcc.config_reader import Reader
-from mlcc.engines import Engine
-from mlcc.operator_settings import OperatorSettings
-from mlcc.speculative import SpeculativeSpec
+from mlcc import engine_contract
+from mlcc.config import aws_rules, instances
+from mlcc.config.operator import OperatorSettings
+from mlcc.config.reader import Reader
+from mlcc.serving.engines import Engine
+from mlcc.serving.speculative import SpeculativeSpec
 
 # The operator's init container is named prefetch-<name>-inf and must fit Kubernetes' 63
 # characters (aws-samples/llm_model_hub hyperpod_docs/ISSUES_FIXED.md, issue 3).
