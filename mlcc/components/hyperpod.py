@@ -19,8 +19,8 @@ import pulumi_aws_native as aws_native
 import pulumi_kubernetes as k8s
 
 from mlcc.components import iam_policies
-from mlcc.config import instances
 from mlcc.components.storage import private_bucket
+from mlcc.config import instances
 from mlcc.config.infrastructure import InstanceGroup
 
 LIFECYCLE_PREFIX = "lifecycle"
