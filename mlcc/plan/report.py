@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mlcc.plan import features
 from mlcc.serving.engines import PINNED_VERSIONS, Engine
 
 CR_TYPE = "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig"
@@ -172,7 +173,8 @@ def _endpoint_lines(
     )
     name = _dig(cr.inputs, "metadata", "name") or cr.name
     namespace = _dig(cr.inputs, "metadata", "namespace") or "default"
-    instance = f"{_dig(cr.inputs, 'spec', 'instanceType')} x {_dig(cr.inputs, 'spec', 'replicas')}"
+    spec = _dig(cr.inputs, "spec") or {}
+    instance = f"{features.instance_types(spec)} x {spec.get('replicas')}"
     scaling = _dig(cr.inputs, "spec", "autoScalingSpec")
     if isinstance(scaling, Mapping):
         low, high = scaling.get("minReplicaCount"), scaling.get("maxReplicaCount")
@@ -184,7 +186,8 @@ def _endpoint_lines(
         vllm, sglang = speculative_flags(env)
         lines.append(f"    vLLM   --speculative-config {vllm or '(not accepted by this vLLM)'}")
         lines.append(f"    SGLang {sglang or '(not accepted by this SGLang)'}")
-    return lines
+    operator_line = features.operator_line(spec)
+    return [*lines, operator_line] if operator_line else lines
 
 
 def _engine(labels: Mapping[str, Any], env: Mapping[str, str]) -> str:
