@@ -162,7 +162,7 @@ def _instance_types(reader: Reader) -> tuple[str, ...]:
     both_here = (
         "instanceType" in reader.entry
         if entry_sets_types
-        else reader.present("instanceType") and "instanceType" not in reader.entry
+        else reader.is_set("instanceType") and "instanceType" not in reader.entry
     )
     if both_here:
         reader.fail(

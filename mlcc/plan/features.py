@@ -57,7 +57,8 @@ def _kv_cache(cache: Any) -> list[str]:
 def _routing(routing: Any) -> list[str]:
     if not isinstance(routing, Mapping) or not routing.get("enabled"):
         return []
-    return [f"routing {routing.get('routingStrategy')} (adding or removing it replaces the endpoint)"]
+    strategy = routing.get("routingStrategy")
+    return [f"routing {strategy} (adding or removing it replaces the endpoint)"]
 
 
 def _limits(limits: Any) -> list[str]:
