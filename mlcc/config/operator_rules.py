@@ -43,7 +43,7 @@ EXPANDABLE_SEGMENTS = "expandable_segments:True"
 CUMEM_FLAGS = ("enable-cumem-allocator", "enable-sleep-mode")
 SPECULATIVE_OFFLOAD_REPORTS = (
     "LMCache/LMCache#3388 (EAGLE-3 with the LMCache connector: failed retrievals and "
-    "degenerate output), vllm-project/vllm#46971 and #52735 (KV offload stores but never "
+    "degenerate output), vllm-project/vllm#46971 and vllm-project/vllm#52735 (KV offload stores but never "
     "serves prefix hits with EAGLE/MTP), vllm-project/vllm#48919 (offload with speculation "
     "fails to start at block size 256)"
 )
@@ -71,7 +71,7 @@ class EndpointFacts:
 def check(reader: Reader, settings: OperatorSettings, facts: EndpointFacts) -> None:
     _operator_version(reader, settings)
     _kv_cache(reader, settings, facts)
-    _routing(reader, settings)
+    _routing(reader, settings, facts)
     _instance_types(reader, settings, facts)
     _pd_spec(reader, settings, facts)
     _worker_args(reader, settings, facts)
@@ -142,7 +142,11 @@ def _kv_cache(reader: Reader, settings: OperatorSettings, facts: EndpointFacts) 
         )
 
 
-def _routing(reader: Reader, settings: OperatorSettings) -> None:
+def _routing(reader: Reader, settings: OperatorSettings, facts: EndpointFacts) -> None:
+    if settings.routing and facts.engine is Engine.SGLANG:
+        # AWS docs "KV caching and intelligent routing": "currently support only vLLM-based
+        # inference containers"; the router does discover SGLang pods (ISSUES_FIXED.md, issue 7).
+        reader.warn("routing", "AWS documents intelligent routing for vLLM containers only")
     if settings.routing != "kvaware":
         return
     # kvaware routes by where the LMCache controller says a prompt's KV blocks are (AWS docs "KV
