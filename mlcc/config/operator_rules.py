@@ -43,9 +43,9 @@ EXPANDABLE_SEGMENTS = "expandable_segments:True"
 CUMEM_FLAGS = ("enable-cumem-allocator", "enable-sleep-mode")
 SPECULATIVE_OFFLOAD_REPORTS = (
     "LMCache/LMCache#3388 (EAGLE-3 with the LMCache connector: failed retrievals and "
-    "degenerate output), vllm-project/vllm#46971 and vllm-project/vllm#52735 (KV offload stores but never "
-    "serves prefix hits with EAGLE/MTP), vllm-project/vllm#48919 (offload with speculation "
-    "fails to start at block size 256)"
+    "degenerate output), vllm-project/vllm#46971 and vllm-project/vllm#52735 (KV offload "
+    "stores but never serves prefix hits with EAGLE/MTP), vllm-project/vllm#48919 (offload "
+    "with speculation fails to start at block size 256)"
 )
 PD_SPECULATIVE_REPORTS = (
     "vllm-project/vllm#55055 (unverified MTP draft tokens stay in the decode instance's KV "

@@ -1,4 +1,6 @@
-"""Every operator key at once, on two endpoints, through the real program (docs/operator-features.md).
+"""Every operator key at once, on two endpoints, through the real program.
+
+See docs/operator-features.md.
 
 Top-level keys are the defaults; each hp:endpoints entry overrides them. The CRs must be valid
 against the vendored CRD, carry each field, and be declared to replace on a routing change.
