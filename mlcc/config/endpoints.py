@@ -177,6 +177,7 @@ def _endpoint(reader: Reader, name: str, resource_name: str) -> EndpointConfig:
 
 
 def _facts(endpoint: EndpointConfig) -> operator_rules.EndpointFacts:
+    raw = endpoint.autoscaling_raw
     return operator_rules.EndpointFacts(
         name=endpoint.name,
         engine=endpoint.engine,
@@ -185,7 +186,14 @@ def _facts(endpoint: EndpointConfig) -> operator_rules.EndpointFacts:
         instance_type=endpoint.instance_type,
         gpu_count=endpoint.gpu_count,
         engine_args=dict(endpoint.engine_args),
-        autoscaling=endpoint.autoscaling_raw not in (None, {}, ""),
+        autoscaling=raw not in (None, {}, False),
+        scales_on_invocations=raw is True
+        or (
+            isinstance(raw, dict)
+            and raw != {}
+            and str(raw.get("metric", "invocations")).casefold() == "invocations"
+            and "cloudWatchTrigger" not in raw
+        ),
     )
 
 

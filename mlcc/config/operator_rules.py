@@ -66,6 +66,7 @@ class EndpointFacts:
     gpu_count: int
     engine_args: Mapping[str, str]
     autoscaling: bool
+    scales_on_invocations: bool = False  # hp:autoscaling's metric: the SageMaker endpoint's
 
 
 def check(reader: Reader, settings: OperatorSettings, facts: EndpointFacts) -> None:
@@ -78,6 +79,12 @@ def check(reader: Reader, settings: OperatorSettings, facts: EndpointFacts) -> N
     _env(reader, settings, facts)
     _tls_and_dns(reader, settings)
     _probes(reader, settings, facts)
+    if not settings.sagemaker_endpoint and facts.scales_on_invocations:
+        reader.fail(
+            "sagemakerEndpoint",
+            "hp:autoscaling on invocations counts the SageMaker endpoint's Invocations; keep "
+            "the endpoint, or scale on metric queueDepth or a hp:autoscaling.cloudWatchTrigger",
+        )
     if settings.metrics.get("enabled") is False and facts.autoscaling:
         reader.fail("metrics.enabled", "autoscaling scales on the engine's metrics; keep it on")
     if len(facts.name) > INIT_CONTAINER_NAME_ROOM:

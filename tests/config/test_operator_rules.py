@@ -113,6 +113,13 @@ REFUSED = [
     (values(metrics={"enabled": False}, autoscaling={"minReplicas": 1, "maxReplicas": 2}),
      "hp:metrics.enabled: autoscaling scales on the engine's metrics"),
     ({"hp:modelVersion": "v1"}, "hp:modelVersion: must be major.minor.patch"),
+    ({"hp:sagemakerEndpoint": "false", **values(autoscaling={"maxReplicas": 2})},
+     "hp:sagemakerEndpoint: hp:autoscaling on invocations counts the SageMaker endpoint's"),
+    (values(autoscaling={"cloudWatchTrigger": {"metricName": "X"}}),
+     "hp:autoscaling.cloudWatchTrigger: must be a map with at least metricName and namespace"),
+    (values(autoscaling={"cloudWatchTrigger": {"metricName": "X", "namespace": "Y",
+                                               "metricType": "Sum"}}),
+     "hp:autoscaling.cloudWatchTrigger.metricType: must be Value or Average"),
     (values(modelCache={"hostPath": "/mnt"}), "hp:modelCache.hostPath: is where weightsCache"),
     (values(dataCapture={"tier": 1}), "hp:dataCapture.tier: is not a field of hp:dataCapture"),
 ]  # fmt: skip

@@ -36,6 +36,19 @@ KUBERNETES = {
 }
 AFFINITY_TERM = {"matchExpressions": [{"key": "topology.kubernetes.io/zone", "operator": "In",
                                        "values": ["us-east-1a"]}]}  # fmt: skip
+TRIGGER = {
+    "name": "queue",
+    "namespace": "AWS/SQS",
+    "metricName": "ApproximateNumberOfMessagesVisible",
+    "dimensions": [{"name": "QueueName", "value": "prompts"}],
+    "metricStat": "Average",
+    "metricType": "Value",
+    "targetValue": 100,
+    "minValue": 0,
+    "useCachedMetrics": True,
+    "metricCollectionPeriod": 60,
+    "metricCollectionStartTime": 120,
+}
 PD_SPEC = {
     "prefillSpec": {"replicas": 1, "args": ["--max-num-batched-tokens", "8192"]},
     "decodingSpec": {"replicas": 2},
@@ -120,6 +133,8 @@ RENDERED = [
      "modelCacheConfig", {"imageCache": {"enabled": True},
                           "weightsCache": {"enabled": True, "hostPath": "/mnt/nvme"}}),
     ({"hp:instanceType": "ml.p5.48xlarge", **key("pdSpec", PD_SPEC)}, "pdSpec", PD_SPEC),
+    (key("autoscaling", {"minReplicas": 1, "maxReplicas": 3, "cloudWatchTrigger": TRIGGER}),
+     "autoScalingSpec.cloudWatchTrigger", TRIGGER),
 ]  # fmt: skip
 
 
@@ -151,8 +166,9 @@ def test_node_affinity_keeps_the_instance_types_in_every_required_term() -> None
         *AFFINITY_TERM["matchExpressions"],
         {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["ml.g5.12xlarge"]},
     ]
-    assert at(spec, "nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution") == (
-        affinity["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert (
+        at(spec, "nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution")
+        == (affinity["preferredDuringSchedulingIgnoredDuringExecution"])
     )
 
 
@@ -160,8 +176,10 @@ def test_probes_default_covers_the_deploy_time_and_the_given_fields_win() -> Non
     spec = spec_of(
         {
             "hp:maxDeployTime": "7200",
-            **key("probes", {"readiness": {"timeoutSeconds": 10}, "liveness": {
-                "exec": {"command": ["true"]}}}),
+            **key(
+                "probes",
+                {"readiness": {"timeoutSeconds": 10}, "liveness": {"exec": {"command": ["true"]}}},
+            ),
         }
     )
     probes = at(spec, "worker.probes")
