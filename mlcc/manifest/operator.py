@@ -159,3 +159,47 @@ def probes(settings: OperatorSettings, container: Container) -> dict[str, Any]:
         base = {k: v for k, v in defaults[name].items() if not (handler and k == "httpGet")}
         rendered[field] = {**base, **given}
     return rendered
+
+
+# --- what the deploy wait must also see (docs/operator-features.md) ---------------------------
+
+# SageMaker's EndpointStatus (botocore's sagemaker model; a test checks both names).
+ENDPOINT_IN_SERVICE = "InService"
+ENDPOINT_FAILED = "Failed"
+
+
+@dataclass(frozen=True)
+class Registrations:
+    """What an applied endpoint has besides its pods, from its spec."""
+
+    sagemaker_endpoint: bool  # status.endpoints.sagemaker.state must reach InService
+    dns_record: bool  # status.dnsStatus.dnsHealth must reach Active
+    routing: str | None  # the operator's router (hyperpod-inference-system) fronts the pods
+
+
+def registrations(spec: Mapping[str, Any]) -> Registrations:
+    routing = spec.get(ROUTING_FIELD) or {}
+    return Registrations(
+        sagemaker_endpoint=bool(spec.get("endpointName")),
+        dns_record=bool((spec.get("dnsConfig") or {}).get("hostedZoneId")),
+        routing=routing.get("routingStrategy") if routing.get("enabled") else None,
+    )
+
+
+def registration_pending(spec: Mapping[str, Any], status: Mapping[str, Any]) -> str | None:
+    """One line on what the CR's status does not show ready yet, or None when all is.
+
+    For the deploy wait (mlcc/deploy/): DeploymentComplete covers the pods; the SageMaker
+    endpoint and the DNS record the operator registers after them have their own status.
+    """
+    wanted = registrations(spec)
+    sagemaker = ((status.get("endpoints") or {}).get("sagemaker") or {}).get("state")
+    if wanted.sagemaker_endpoint and sagemaker == ENDPOINT_FAILED:
+        return "the SageMaker endpoint failed (status.endpoints.sagemaker.state Failed)"
+    if wanted.sagemaker_endpoint and sagemaker != ENDPOINT_IN_SERVICE:
+        return f"the SageMaker endpoint is {sagemaker or 'not created yet'}"
+    dns = (status.get("dnsStatus") or {}).get("dnsHealth")
+    if wanted.dns_record and dns != "Active":
+        message = (status.get("dnsStatus") or {}).get("message") or ""
+        return f"the DNS record is {dns or 'not created yet'}{': ' + message if message else ''}"
+    return None
