@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from mlcc.manifest.operator import ROUTING_FIELD
+from mlcc.manifest.operator import REPLACED_PATHS
 from mlcc.manifest.workload import (
     API_VERSION,
     KIND,
@@ -59,7 +59,7 @@ class InferenceEndpoint(pulumi.ComponentResource):
                 parent=self,
                 depends_on=list(args.depends_on),
                 # The operator rejects adding or removing routing in place: replace instead.
-                replace_on_changes=[f"spec.{ROUTING_FIELD}"],
+                replace_on_changes=list(REPLACED_PATHS),
             ),
         )
         self.endpoint_name = pulumi.Output.from_input(workload.endpoint_name)

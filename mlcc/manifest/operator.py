@@ -24,6 +24,8 @@ PROBE_TIMEOUT_SECONDS = 5
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 # The CRD's field, and the reason a change of it must be a replacement.
 ROUTING_FIELD = "intelligentRoutingSpec"
+# The custom resource's replace_on_changes: changes the operator refuses in place.
+REPLACED_PATHS = (f"spec.{ROUTING_FIELD}",)
 
 
 @dataclass(frozen=True)

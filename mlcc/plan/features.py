@@ -9,7 +9,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mlcc.manifest.operator import INSTANCE_TYPE_LABEL
+from mlcc.manifest.operator import INSTANCE_TYPE_LABEL, REPLACED_PATHS
+
+CR_TYPE = "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig"
+
+
+def replaces(type_token: str, changed: list[str]) -> bool:
+    """Whether Pulumi replaces the resource for these changed input paths."""
+    return type_token == CR_TYPE and any(
+        path == replaced or path.startswith((f"{replaced}.", f"{replaced}["))
+        for path in changed
+        for replaced in REPLACED_PATHS
+    )
 
 
 def instance_types(spec: Mapping[str, Any]) -> str:

@@ -306,7 +306,7 @@ def _scalar(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Change:
-    mark: str  # + new, - gone, ~ changed
+    mark: str  # + new, - gone, ~ changed, +- replaced
     type: str
     name: str
     paths: tuple[str, ...] = ()
@@ -334,14 +334,16 @@ def diff(old: Iterable[Mapping[str, Any]], new: Iterable[Mapping[str, Any]]) -> 
             continue
         paths = changed_paths(before[key].get("inputs"), resource.get("inputs"))
         if paths:
-            changes.append(Change("~", key[1], key[2], tuple(paths)))
+            mark = "+-" if features.replaces(key[1], paths) else "~"
+            changes.append(Change(mark, key[1], key[2], tuple(paths)))
     changes += [Change("-", key[1], key[2]) for key in before if key not in after]
     return changes
 
 
 def summary(changes: Sequence[Change]) -> str:
-    count = {mark: sum(c.mark == mark for c in changes) for mark in "+~-"}
-    return f"{count['+']} to create, {count['~']} to change, {count['-']} to delete"
+    count = {mark: sum(c.mark == mark for c in changes) for mark in ("+", "~", "-", "+-")}
+    replaced = f", {count['+-']} to replace" if count["+-"] else ""
+    return f"{count['+']} to create, {count['~']} to change, {count['-']} to delete{replaced}"
 
 
 def changed_paths(old: Any, new: Any, path: str = "") -> list[str]:
