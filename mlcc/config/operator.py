@@ -12,6 +12,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from mlcc import engine_contract
+from mlcc.config import aws_rules
 from mlcc.config import operator_fields as fields
 from mlcc.config.operator_keys import VENDORED_OPERATOR_VERSION
 from mlcc.config.reader import Reader
@@ -109,7 +111,7 @@ def parse_operator_settings(reader: Reader) -> OperatorSettings:
         load_balancer=fields.load_balancer(reader),
         max_deploy_time=fields.bounded(reader, "maxDeployTime", 60, 2**31 - 1),
         model_version=fields.pattern(reader, "modelVersion", MODEL_VERSION, "major.minor.patch"),
-        endpoint_tags=fields.string_map(reader, "endpointTags", "tag names to values"),
+        endpoint_tags=_endpoint_tags(reader),
         env=_env(reader),
         container_port=fields.bounded(reader, "containerPort", 1024, 65535),
         model_volume_mount=fields.volume_mount(reader),
@@ -198,11 +200,24 @@ def _kv_cache(reader: Reader) -> KvCache | None:
     return KvCache(l1, backend, url, config_file)
 
 
+def _endpoint_tags(reader: Reader) -> tuple[tuple[str, str], ...]:
+    tags = fields.string_map(reader, "endpointTags", "tag names to values")
+    for name, problem in aws_rules.tag_problems(dict(tags)):
+        reader.fail("endpointTags" if name is None else f"endpointTags.{name[:60]}", problem)
+    return tags
+
+
 def _env(reader: Reader) -> tuple[tuple[str, str], ...]:
     values = fields.string_map(reader, "env", "variable names to values")
     for name, _value in values:
         if not ENV_NAME.match(name):
             reader.fail(f"env.{name[:60]}", "is not an environment variable name")
+        elif engine_contract.is_secret_flag(name.lower().replace("_", "-")):
+            reader.fail(
+                f"env.{name}",
+                "looks like a secret, which hp:env would store in plain text in the manifest; "
+                "pass it through a Kubernetes Secret (hp:hfToken for the Hub token)",
+            )
         elif name in OWNED_ENV or name.startswith(OWNED_ENV_PREFIXES):
             reader.fail(
                 f"env.{name}",
