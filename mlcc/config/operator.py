@@ -22,6 +22,12 @@ from mlcc.engine_contract.values import shown_value
 ROUTING_STRATEGIES = ("prefixaware", "kvaware", "session", "roundrobin")
 L2_BACKENDS = ("tieredstorage", "redis")
 KUBERNETES_FIELDS = frozenset({"initContainers", "volumes", "serviceAccountName", "schedulerName"})
+NODE_AFFINITY_FIELDS = frozenset(
+    {
+        "requiredDuringSchedulingIgnoredDuringExecution",
+        "preferredDuringSchedulingIgnoredDuringExecution",
+    }
+)
 DATA_CAPTURE_FIELDS = frozenset({"s3Uri", "sagemakerEndpoint", "loadBalancer", "modelPod"})
 PD_FIELDS = frozenset(
     {"prefillSpec", "decodingSpec", "routingThreshold", "topologySpec", "autoScalingSpec"}
@@ -121,16 +127,7 @@ def parse_operator_settings(reader: Reader) -> OperatorSettings:
         metrics=fields.metrics(reader),
         invocation_path=_invocation_path(reader),
         kubernetes=fields.crd_object(reader, "kubernetes", KUBERNETES_FIELDS),
-        node_affinity=fields.crd_object(
-            reader,
-            "nodeAffinity",
-            frozenset(
-                {
-                    "requiredDuringSchedulingIgnoredDuringExecution",
-                    "preferredDuringSchedulingIgnoredDuringExecution",
-                }
-            ),
-        ),
+        node_affinity=fields.crd_object(reader, "nodeAffinity", NODE_AFFINITY_FIELDS),
         initial_replica_count=_initial_replica_count(reader),
         prefetch=reader.boolean("prefetch"),
         model_cache=fields.model_cache(reader),

@@ -36,6 +36,17 @@ PROBE_FIELDS = frozenset(
 ACM_ARN = re.compile(r"^arn:aws:acm:[a-z0-9-]+:[0-9]{12}:certificate/[a-fA-F0-9-]+$")
 DOMAIN = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$")
 S3_URI = re.compile(r"^s3://([^/]+)/?(.*)$")
+# The CRD's bounds (tests/config/test_operator_crd_facts.py checks them against it).
+INT32_MAX = 2**31 - 1
+REQUEST_LIMIT_BOUNDS = {
+    "maxConcurrentRequests": (1, INT32_MAX),
+    "maxQueueSize": (0, INT32_MAX),
+    "overflowStatusCode": (400, 599),
+}
+IDLE_TIMEOUT_BOUNDS = (1, 4000)
+SCRAPE_INTERVAL_BOUNDS = (5, 300)
+METRICS_PORT_BOUNDS = (1024, 65535)
+HOST_PATH_LENGTH = (1, 255)
 VOLUME_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
@@ -59,8 +70,7 @@ def probes(reader: Reader) -> dict[str, dict[str, object]]:
 
 def request_limits(reader: Reader) -> dict[str, int]:
     raw = reader.mapping("requestLimits", "request limits")
-    bounds = {"maxConcurrentRequests": (1, 2**31 - 1), "maxQueueSize": (0, 2**31 - 1)}
-    bounds["overflowStatusCode"] = (400, 599)
+    bounds = REQUEST_LIMIT_BOUNDS
     unknown(reader, "requestLimits", raw, set(bounds))
     limits: dict[str, int] = {}
     for name, (low, high) in bounds.items():
@@ -119,8 +129,11 @@ def load_balancer(reader: Reader) -> dict[str, object]:
             settings["routingAlgorithm"] = algorithm
     idle = raw.get("idleTimeoutSeconds")
     if idle is not None:
-        if not whole(idle, 1, 4000):
-            reader.fail("loadBalancer.idleTimeoutSeconds", "must be a whole number from 1 to 4000")
+        if not whole(idle, *IDLE_TIMEOUT_BOUNDS):
+            low, high = IDLE_TIMEOUT_BOUNDS
+            reader.fail(
+                "loadBalancer.idleTimeoutSeconds", f"must be a whole number from {low} to {high}"
+            )
         else:
             settings["idleTimeoutSeconds"] = idle
     return settings
@@ -173,7 +186,7 @@ def metrics(reader: Reader) -> dict[str, object]:
         else:
             metrics["enabled"] = raw["enabled"]
     if "scrapeIntervalSeconds" in raw:
-        if not whole(raw["scrapeIntervalSeconds"], 5, 300):
+        if not whole(raw["scrapeIntervalSeconds"], *SCRAPE_INTERVAL_BOUNDS):
             reader.fail("metrics.scrapeIntervalSeconds", "must be a whole number from 5 to 300")
         else:
             metrics["metricsScrapeIntervalSeconds"] = raw["scrapeIntervalSeconds"]
@@ -184,7 +197,7 @@ def metrics(reader: Reader) -> dict[str, object]:
         else:
             metrics["path"] = path
     if "port" in raw:
-        if not whole(raw["port"], 1024, 65535):
+        if not whole(raw["port"], *METRICS_PORT_BOUNDS):
             reader.fail("metrics.port", "must be a port from 1024 to 65535")
         else:
             metrics["port"] = raw["port"]
@@ -198,7 +211,10 @@ def model_cache(reader: Reader) -> dict[str, object]:
         if flag in raw and not isinstance(raw[flag], bool):
             reader.fail(f"modelCache.{flag}", "must be true or false")
     host_path = raw.get("hostPath")
-    if host_path is not None and not (isinstance(host_path, str) and 1 <= len(host_path) <= 255):
+    shortest, longest = HOST_PATH_LENGTH
+    if host_path is not None and not (
+        isinstance(host_path, str) and shortest <= len(host_path) <= longest
+    ):
         reader.fail("modelCache.hostPath", "must be a host path of 1-255 characters")
     if host_path is not None and raw.get("weightsCache") is not True:
         reader.fail("modelCache.hostPath", "is where weightsCache keeps the weights; set it too")
