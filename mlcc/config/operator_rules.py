@@ -41,6 +41,8 @@ LAST_OPERATOR_IGNORING_REDIS = (3, 7)
 # turns it on, vllm/config/model.py).
 EXPANDABLE_SEGMENTS = "expandable_segments:True"
 CUMEM_FLAGS = ("enable-cumem-allocator", "enable-sleep-mode")
+# vLLM 0.27.1 flags that configure a KV connector (vllm/engine/arg_utils.py, vllm/config/vllm.py).
+VLLM_CONNECTOR_FLAGS = ("kv-offloading-size", "kv-transfer-config")
 SPECULATIVE_OFFLOAD_REPORTS = (
     "LMCache/LMCache#3388 (EAGLE-3 with the LMCache connector: failed retrievals and "
     "degenerate output), vllm-project/vllm#46971 and vllm-project/vllm#52735 (KV offload "
@@ -127,6 +129,9 @@ def _asks_for(settings: OperatorSettings, key: str) -> bool:
 
 def _kv_cache(reader: Reader, settings: OperatorSettings, facts: EndpointFacts) -> None:
     cache = settings.kv_cache
+    flag = _engine_connector(facts)
+    if flag is not None and facts.speculative is not None and cache is None:
+        _warn_offload_with_speculation(reader, f"engineArgs.{flag}", facts.speculative)
     if cache is None:
         return
     if facts.engine is Engine.SGLANG:
@@ -142,11 +147,23 @@ def _kv_cache(reader: Reader, settings: OperatorSettings, facts: EndpointFacts) 
             "own tiered-storage connector); use tieredstorage",
         )
     if facts.speculative is not None:
-        reader.warn(
-            "kvCache",
-            f"KV cache offload with {facts.speculative.algorithm} on vLLM has open reports: "
-            f"{SPECULATIVE_OFFLOAD_REPORTS}; compare with hp:baseline before relying on it",
-        )
+        _warn_offload_with_speculation(reader, "kvCache", facts.speculative)
+
+
+def _warn_offload_with_speculation(reader: Reader, key: str, spec: SpeculativeSpec) -> None:
+    reader.warn(
+        key,
+        f"KV cache offload with {spec.algorithm} on vLLM has open reports: "
+        f"{SPECULATIVE_OFFLOAD_REPORTS}; compare with hp:baseline before relying on it",
+    )
+
+
+def _engine_connector(facts: EndpointFacts) -> str | None:
+    """The vLLM flag that configures a KV connector itself (vllm/config/vllm.py: offloading
+    sets OffloadingConnector or LMCacheMPConnector), if hp:engineArgs has one."""
+    if facts.engine is not Engine.VLLM:
+        return None
+    return next((flag for flag in VLLM_CONNECTOR_FLAGS if flag in facts.engine_args), None)
 
 
 def _routing(reader: Reader, settings: OperatorSettings, facts: EndpointFacts) -> None:
@@ -251,13 +268,14 @@ def _env(reader: Reader, settings: OperatorSettings, facts: EndpointFacts) -> No
             # model pod, so the setting would silently not apply.
             reader.fail(f"env.{name}", "the operator strips LMCACHE_* variables; use hp:kvCache")
     connector = settings.kv_cache is not None or bool(settings.pd_spec)
+    connector = connector or _engine_connector(facts) is not None
     allocator = env.get("PYTORCH_CUDA_ALLOC_CONF", "")
     cumem = any(facts.engine_args.get(flag) == "true" for flag in CUMEM_FLAGS)
     if facts.engine is Engine.VLLM and connector and EXPANDABLE_SEGMENTS in allocator and not cumem:
         reader.fail(
             "env.PYTORCH_CUDA_ALLOC_CONF",
-            "vLLM refuses expandable_segments:True with a KV connector (hp:kvCache, hp:pdSpec) "
-            "unless hp:engineArgs enable-cumem-allocator is true; remove it",
+            "vLLM refuses expandable_segments:True with a KV connector (hp:kvCache, hp:pdSpec, "
+            "KV offload flags) unless hp:engineArgs enable-cumem-allocator is true; remove it",
         )
 
 

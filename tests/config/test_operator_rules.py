@@ -54,6 +54,9 @@ REFUSED = [
      "hp:env.PYTORCH_CUDA_ALLOC_CONF: vLLM refuses expandable_segments:True with a KV connector"),
     ({**P5, **PD, **values(env={"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"})},
      "hp:env.PYTORCH_CUDA_ALLOC_CONF: vLLM refuses"),
+    (values(engineArgs={"kv-offloading-size": 64},
+            env={"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}),
+     "hp:env.PYTORCH_CUDA_ALLOC_CONF: vLLM refuses"),
     (values(env={"SM_VLLM_MAX_NUM_SEQS": "8"}),
      "hp:env.SM_VLLM_MAX_NUM_SEQS: is set by the program"),
     (values(env={"HF_TOKEN": "hf_x"}), "hp:env.HF_TOKEN: looks like a secret"),
@@ -140,6 +143,8 @@ WARNED = [
     ({"hp:engine": "sglang", **values(probes={"readiness": {"timeoutSeconds": 1}})},
      "hp:probes.readiness.timeoutSeconds: SGLang's /health takes about 1 s"),
     ({"hp:initialReplicaCount": "2"}, "hp:initialReplicaCount: has no effect since operator 3.2"),
+    ({**EAGLE3, **values(engineArgs={"kv-offloading-size": 64})},
+     "hp:engineArgs.kv-offloading-size: KV cache offload with eagle3 on vLLM has open reports"),
 ]  # fmt: skip
 
 
