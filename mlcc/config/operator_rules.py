@@ -43,6 +43,12 @@ EXPANDABLE_SEGMENTS = "expandable_segments:True"
 CUMEM_FLAGS = ("enable-cumem-allocator", "enable-sleep-mode")
 # vLLM 0.27.1 flags that configure a KV connector (vllm/engine/arg_utils.py, vllm/config/vllm.py).
 VLLM_CONNECTOR_FLAGS = ("kv-offloading-size", "kv-transfer-config")
+# SGLang 0.5.17 flags that offload the KV cache (hierarchical cache, LMCache).
+SGLANG_OFFLOAD_FLAGS = ("enable-hierarchical-cache", "enable-lmcache")
+SGLANG_OFFLOAD_REPORTS = (
+    "sgl-project/sglang#28771 (EAGLE acceptance length decays over hours with HiCache), "
+    "sgl-project/sglang#30393 (lower acceptance with HiCache replay)"
+)
 SPECULATIVE_OFFLOAD_REPORTS = (
     "LMCache/LMCache#3388 (EAGLE-3 with the LMCache connector: failed retrievals and "
     "degenerate output), vllm-project/vllm#46971 and vllm-project/vllm#52735 (KV offload "
@@ -74,6 +80,7 @@ class EndpointFacts:
 def check(reader: Reader, settings: OperatorSettings, facts: EndpointFacts) -> None:
     _operator_version(reader, settings)
     _kv_cache(reader, settings, facts)
+    _sglang_offload(reader, facts)
     _routing(reader, settings, facts)
     _instance_types(reader, settings, facts)
     _pd_spec(reader, settings, facts)
@@ -156,6 +163,16 @@ def _warn_offload_with_speculation(reader: Reader, key: str, spec: SpeculativeSp
         f"KV cache offload with {spec.algorithm} on vLLM has open reports: "
         f"{SPECULATIVE_OFFLOAD_REPORTS}; compare with hp:baseline before relying on it",
     )
+
+
+def _sglang_offload(reader: Reader, facts: EndpointFacts) -> None:
+    flag = next((f for f in SGLANG_OFFLOAD_FLAGS if facts.engine_args.get(f) == "true"), None)
+    if facts.engine is Engine.SGLANG and flag and facts.speculative is not None:
+        reader.warn(
+            f"engineArgs.{flag}",
+            f"KV cache offload with {facts.speculative.algorithm} on SGLang has open reports: "
+            f"{SGLANG_OFFLOAD_REPORTS}; compare with hp:baseline before relying on it",
+        )
 
 
 def _engine_connector(facts: EndpointFacts) -> str | None:

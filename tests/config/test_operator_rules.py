@@ -143,6 +143,8 @@ WARNED = [
     ({"hp:engine": "sglang", **values(probes={"readiness": {"timeoutSeconds": 1}})},
      "hp:probes.readiness.timeoutSeconds: SGLang's /health takes about 1 s"),
     ({"hp:initialReplicaCount": "2"}, "hp:initialReplicaCount: has no effect since operator 3.2"),
+    ({"hp:engine": "sglang", **EAGLE3, **values(engineArgs={"enable-hierarchical-cache": True})},
+     "hp:engineArgs.enable-hierarchical-cache: KV cache offload with eagle3 on SGLang"),
     ({**EAGLE3, **values(engineArgs={"kv-offloading-size": 64})},
      "hp:engineArgs.kv-offloading-size: KV cache offload with eagle3 on vLLM has open reports"),
 ]  # fmt: skip
