@@ -308,7 +308,7 @@ def _tls_and_dns(reader: Reader, settings: OperatorSettings) -> None:
 def _probes(reader: Reader, settings: OperatorSettings, facts: EndpointFacts) -> None:
     if facts.engine is Engine.SGLANG and not settings.probes:
         reader.warn(
-            "probes",
+            "engine",
             "SGLang's /health takes about 1 s and the operator's default readiness probe waits "
             "1 s (the pod may never turn ready); set hp:probes, e.g. {readiness: {}}, for the "
             "program's probes with a 5 s timeout",

@@ -142,7 +142,7 @@ WARNED = [
     ({"hp:endpointName": "a" * 51}, "hp:endpointName: '" + "a" * 51 + "' is longer than 50"),
     ({"hp:engine": "sglang", **values(probes={"readiness": {"timeoutSeconds": 1}})},
      "hp:probes.readiness.timeoutSeconds: SGLang's /health takes about 1 s"),
-    ({"hp:engine": "sglang"}, "hp:probes: SGLang's /health takes about 1 s"),
+    ({"hp:engine": "sglang"}, "hp:engine: SGLang's /health takes about 1 s"),
     ({"hp:initialReplicaCount": "2"}, "hp:initialReplicaCount: has no effect since operator 3.2"),
     ({"hp:engine": "sglang", **EAGLE3, **values(engineArgs={"enable-hierarchical-cache": True})},
      "hp:engineArgs.enable-hierarchical-cache: KV cache offload with eagle3 on SGLang"),
