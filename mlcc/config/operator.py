@@ -148,6 +148,8 @@ def operator_version(reader: Reader) -> tuple[int, int]:
 
 
 def _instance_types(reader: Reader) -> tuple[str, ...]:
+    if "instanceType" in reader.entry and "instanceTypes" not in reader.entry:
+        return ()  # the entry's own type wins over a top-level list
     raw = reader.structured("instanceTypes")
     if raw in (None, []):
         return ()

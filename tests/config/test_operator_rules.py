@@ -190,6 +190,17 @@ def test_an_entry_wins_and_its_problem_names_the_entry() -> None:
     assert config.endpoints[0].operator.routing == "prefixaware"
 
 
+def test_an_entry_type_wins_over_a_top_level_list() -> None:
+    entries = [{"name": "a"}, {"name": "b", "instanceType": "ml.g6e.12xlarge"}]
+    given = {"hp:endpoints": json.dumps(entries), **values(instanceTypes=["ml.g5.12xlarge"])}
+    first, second = parse({**BASE, **given}, stack="dev").config.endpoints
+    assert (first.instance_type, first.operator.instance_types) == (
+        "ml.g5.12xlarge",
+        ("ml.g5.12xlarge",),
+    )
+    assert (second.instance_type, second.operator.instance_types) == ("ml.g6e.12xlarge", ())
+
+
 def test_every_problem_is_one_line_and_no_input_raises_anything_else() -> None:
     for given, _message in REFUSED:
         for line in errors(given):
