@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from crd_schema import assert_valid_manifest, crd_schema
 
+from mlcc.config import operator_keys
 from mlcc.config.stack import parse
 from mlcc.manifest import operator
 from mlcc.manifest.workload import API_VERSION, KIND, endpoint_spec, from_endpoint
@@ -223,3 +224,11 @@ def test_without_operator_keys_nothing_changes() -> None:
 
 def test_the_replaced_field_is_the_crds() -> None:
     assert operator.ROUTING_FIELD in crd_schema(CRD)["properties"]["spec"]["properties"]
+
+
+def test_every_operator_key_has_a_rendering_test() -> None:
+    """operatorVersion and experimental gate other keys; workerCommand is always refused."""
+    rendered = {name.removeprefix("hp:") for values, _path, _value in RENDERED for name in values}
+    rendered |= {"instanceTypes", "nodeAffinity", "probes"}  # their own tests above
+    keys = {row[0] for row in operator_keys.ROWS}
+    assert keys - rendered == {"operatorVersion", "experimental", "workerCommand"}
