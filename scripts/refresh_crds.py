@@ -3,10 +3,15 @@
     python scripts/refresh_crds.py                 # the newest commit on main
     python scripts/refresh_crds.py --ref a00b22d   # a branch, tag or commit
     python scripts/refresh_crds.py --check         # only report what would change
+    python scripts/refresh_crds.py --from-dir DIR --commit SHA --obtained "how"   # no network
 
 Resolves --ref to a commit with the GitHub API, downloads each CRD at that commit, checks that it
 is a CustomResourceDefinition with a v1 openAPIV3Schema, writes it, and rewrites SOURCE.md
 (repository, commit, date, chart version, sha256 of each file). The tests read only these files.
+
+--from-dir takes the upstream files (the CRDs under their upstream names, and Chart.yaml) from a
+folder instead, for a commit whose files were obtained some other way (a mirror, a code index);
+--obtained says how, and SOURCE.md records it. The same checks and the same record apply.
 """
 
 from __future__ import annotations
@@ -69,7 +74,11 @@ def raw_file(commit: Commit, path: str) -> bytes:
 
 
 def chart(commit: Commit) -> Chart:
-    values = yaml.safe_load(raw_file(commit, f"{CHART_DIR}/Chart.yaml"))
+    return parse_chart(raw_file(commit, f"{CHART_DIR}/Chart.yaml"))
+
+
+def parse_chart(content: bytes) -> Chart:
+    values = yaml.safe_load(content)
     return Chart(
         name=str(values["name"]),
         version=str(values["version"]),
@@ -92,13 +101,18 @@ def sha256(content: bytes) -> str:
 
 
 def source_record(
-    commit: Commit, chart_info: Chart, files: dict[str, bytes], fetched: datetime.date
+    commit: Commit,
+    chart_info: Chart,
+    files: dict[str, bytes],
+    fetched: datetime.date,
+    obtained: str | None = None,
 ) -> str:
     rows = "\n".join(
         f"| `{name}` | `{CRD_FILES[name]}` | `{sha256(content)}` |"
         for name, content in sorted(files.items())
     )
     versions = f"{chart_info.version}, operator (appVersion) {chart_info.app_version}"
+    how = f"- Obtained: {obtained}\n" if obtained else ""
     return f"""# Source of the vendored CRDs
 
 Written by `scripts/refresh_crds.py`; do not edit by hand.
@@ -107,7 +121,7 @@ Written by `scripts/refresh_crds.py`; do not edit by hand.
 - Folder: `{CHART_DIR}/config/crd/`
 - Commit: `{commit.sha}` ({commit.date})
 - Helm chart `{chart_info.name}` {versions}
-- Fetched: {fetched.isoformat()}
+{how}- Fetched: {fetched.isoformat()}
 
 | File | Upstream file | sha256 |
 | --- | --- | --- |
@@ -115,8 +129,15 @@ Written by `scripts/refresh_crds.py`; do not edit by hand.
 """
 
 
-def refresh(ref: str, dest: Path, *, check_only: bool) -> int:
-    """Download, check every file, then write them all; returns how many files changed."""
+@dataclass(frozen=True)
+class Upstream:
+    commit: Commit
+    chart: Chart
+    files: dict[str, bytes]
+    obtained: str | None = None
+
+
+def download(ref: str) -> Upstream:
     commit = resolve(ref)
     chart_info = chart(commit)
     print(f"{REPOSITORY}@{ref} is {commit.sha} ({commit.date}), chart {chart_info.version}")
@@ -124,6 +145,20 @@ def refresh(ref: str, dest: Path, *, check_only: bool) -> int:
         name: raw_file(commit, f"{CHART_DIR}/config/crd/{upstream}")
         for name, upstream in CRD_FILES.items()
     }
+    return Upstream(commit, chart_info, files)
+
+
+def local_copy(folder: Path, commit: Commit, obtained: str) -> Upstream:
+    """The upstream files of one commit, already on disk under their upstream names."""
+    chart_info = parse_chart((folder / "Chart.yaml").read_bytes())
+    print(f"{REPOSITORY}@{commit.sha} from {folder}, chart {chart_info.version}")
+    files = {name: (folder / upstream).read_bytes() for name, upstream in CRD_FILES.items()}
+    return Upstream(commit, chart_info, files, obtained)
+
+
+def refresh(upstream: Upstream, dest: Path, *, check_only: bool) -> int:
+    """Check every file, then write them all; returns how many files changed."""
+    files = upstream.files
     for name, content in files.items():
         check_crd(name, content)
     changed = 0
@@ -136,7 +171,8 @@ def refresh(ref: str, dest: Path, *, check_only: bool) -> int:
             path.write_bytes(content)
     if not check_only:
         today = datetime.datetime.now(datetime.UTC).date()
-        (dest / "SOURCE.md").write_text(source_record(commit, chart_info, files, today))
+        record = source_record(upstream.commit, upstream.chart, files, today, upstream.obtained)
+        (dest / "SOURCE.md").write_text(record)
         print(f"wrote {len(files)} files and SOURCE.md to {dest}")
     return changed
 
@@ -146,14 +182,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ref", default="main", help="branch, tag or commit (default: main)")
     parser.add_argument("--dest", type=Path, default=DEST, help="folder of the vendored CRDs")
     parser.add_argument("--check", action="store_true", help="report changes, write nothing")
+    parser.add_argument("--from-dir", type=Path, help="upstream files already on disk")
+    parser.add_argument("--commit", help="with --from-dir: the full commit the files are from")
+    parser.add_argument("--commit-date", default="date not recorded", help="with --from-dir")
+    parser.add_argument("--obtained", help="with --from-dir: how the files were obtained")
     args = parser.parse_args(argv)
+    if args.from_dir and not (args.commit and len(args.commit) == 40 and args.obtained):
+        parser.error("--from-dir needs --commit (40 hex digits) and --obtained")
     try:
-        changed = refresh(args.ref, args.dest, check_only=args.check)
+        upstream = (
+            local_copy(args.from_dir, Commit(args.commit, args.commit_date), args.obtained)
+            if args.from_dir
+            else download(args.ref)
+        )
+        changed = refresh(upstream, args.dest, check_only=args.check)
     except (OSError, ValueError, KeyError) as error:
         print(f"refresh_crds: error: {error}", file=sys.stderr)
         return 1
     if args.check and changed:
-        print(f"{changed} file(s) differ from {REPOSITORY}@{args.ref}")
+        print(f"{changed} file(s) differ from {REPOSITORY}@{args.commit or args.ref}")
         return 1
     return 0
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
+from mlcc.manifest.operator import REPLACED_PATHS
 from mlcc.manifest.workload import (
     API_VERSION,
     KIND,
@@ -54,7 +55,12 @@ class InferenceEndpoint(pulumi.ComponentResource):
                 name=workload.endpoint_name, namespace=workload.namespace, labels=labels(workload)
             ),
             spec=cr_spec,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on)),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=list(args.depends_on),
+                # The operator rejects adding or removing routing in place: replace instead.
+                replace_on_changes=list(REPLACED_PATHS),
+            ),
         )
         self.endpoint_name = pulumi.Output.from_input(workload.endpoint_name)
         self.namespace = pulumi.Output.from_input(workload.namespace)

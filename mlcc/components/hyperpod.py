@@ -20,6 +20,7 @@ import pulumi_kubernetes as k8s
 
 from mlcc.components import iam_policies
 from mlcc.components.storage import private_bucket
+from mlcc.config import instances
 from mlcc.config.infrastructure import InstanceGroup
 
 LIFECYCLE_PREFIX = "lifecycle"
@@ -39,22 +40,6 @@ HEALTH_TAINT_TOLERATION = {
     "value": "Unschedulable",
     "effect": "NoSchedule",
 }
-# EFA-capable SageMaker types among those HyperPod offers for GPU inference.
-_EFA_TYPES = frozenset(
-    {
-        "ml.p4d.24xlarge",
-        "ml.p4de.24xlarge",
-        "ml.p5.48xlarge",
-        "ml.p5e.48xlarge",
-        "ml.p5en.48xlarge",
-        "ml.p6-b200.48xlarge",
-        "ml.p6-b300.48xlarge",
-        "ml.g5.48xlarge",
-        "ml.g6.48xlarge",
-        "ml.g6e.24xlarge",
-        "ml.g6e.48xlarge",
-    }
-)
 _CREATE_TIMEOUT = "120m"
 
 
@@ -106,7 +91,7 @@ def nvidia_plugin_values(instance_types: Sequence[str]) -> dict[str, object]:
 
 
 def efa_instance_types(instance_types: Sequence[str]) -> list[str]:
-    return sorted({t for t in instance_types if t in _EFA_TYPES})
+    return sorted({t for t in instance_types if t in instances.EFA_INSTANCE_TYPES})
 
 
 def efa_plugin_values(instance_types: Sequence[str]) -> dict[str, object]:

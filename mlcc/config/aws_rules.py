@@ -12,6 +12,7 @@ import unicodedata
 from functools import cache
 from typing import Any
 
+import botocore.model
 import botocore.session
 
 # Tags this program adds to every resource itself (mlcc.config.infrastructure); they count against
@@ -41,6 +42,14 @@ def known_regions() -> frozenset[str]:
         for partition in session.get_available_partitions()
         for region in session.get_available_regions("sagemaker", partition)
     )
+
+
+@cache
+def hyperpod_instance_types() -> frozenset[str]:
+    """The instance types a HyperPod cluster takes: the SageMaker model's ClusterInstanceType."""
+    shape = _session().get_service_model("sagemaker").shape_for("ClusterInstanceType")
+    assert isinstance(shape, botocore.model.StringShape)
+    return frozenset(shape.enum)
 
 
 def region_problem(region: str) -> str | None:

@@ -52,10 +52,12 @@ def check_endpoint_fits(
     if not isinstance(infra.cluster, NewCluster) or not infra.cluster.instance_groups:
         return
     types = sorted({g.instance_type for g in infra.cluster.instance_groups})
-    if endpoint.instance_type not in types:
+    fallbacks = endpoint.operator.instance_types
+    if not set(fallbacks or [endpoint.instance_type]) & set(types):
         reader.fail(
-            "instanceType",
-            f"{endpoint.instance_type} is not the type of any instance group in "
+            "instanceTypes" if fallbacks else "instanceType",
+            f"{' nor '.join(fallbacks) or endpoint.instance_type} is not the type of any "
+            "instance group in "
             f"hp:instanceGroups ({', '.join(types)}); the endpoint's pods could never "
             "be scheduled",
         )

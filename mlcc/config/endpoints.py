@@ -11,10 +11,11 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from mlcc import engine_contract
-from mlcc.config import instances
+from mlcc.config import instances, operator_rules
+from mlcc.config.operator import OperatorSettings, parse_operator_settings
 from mlcc.config.reader import Reader
 from mlcc.config.scaling import Autoscaling
 from mlcc.config.schema import ENDPOINT_KEYS, KEYS_BY_NAME
@@ -47,6 +48,7 @@ class EndpointConfig:
     autoscaling: Autoscaling | None = None
     baseline: bool = False
     baseline_of: str | None = None  # a twin: the endpoint it mirrors without speculation
+    operator: OperatorSettings = field(default_factory=OperatorSettings)  # config/operator.py
 
     @property
     def most_replicas(self) -> int:
@@ -153,8 +155,9 @@ def _check_unique_names(reader: Reader, endpoints: list[ReadEndpoint]) -> None:
 
 def _endpoint(reader: Reader, name: str, resource_name: str) -> EndpointConfig:
     engine, engine_release = engine_of(reader)
-    instance_type, gpu_count = _instance(reader)
-    return EndpointConfig(
+    operator = parse_operator_settings(reader)
+    instance_type, gpu_count = _instance(reader, operator.instance_types)
+    endpoint = EndpointConfig(
         name=name,
         resource_name=resource_name,
         engine=engine,
@@ -167,6 +170,30 @@ def _endpoint(reader: Reader, name: str, resource_name: str) -> EndpointConfig:
         speculative=_speculative(reader, engine, engine_release),
         autoscaling_raw=reader.structured("autoscaling"),
         baseline=reader.boolean("baseline"),
+        operator=operator,
+    )
+    operator_rules.check(reader, operator, _facts(endpoint))
+    return endpoint
+
+
+def _facts(endpoint: EndpointConfig) -> operator_rules.EndpointFacts:
+    raw = endpoint.autoscaling_raw
+    return operator_rules.EndpointFacts(
+        name=endpoint.name,
+        engine=endpoint.engine,
+        engine_version=endpoint.engine_release.version,
+        speculative=endpoint.speculative,
+        instance_type=endpoint.instance_type,
+        gpu_count=endpoint.gpu_count,
+        engine_args=dict(endpoint.engine_args),
+        autoscaling=raw not in (None, {}, False),
+        scales_on_invocations=raw is True
+        or (
+            isinstance(raw, dict)
+            and raw != {}
+            and str(raw.get("metric", "invocations")).casefold() == "invocations"
+            and "cloudWatchTrigger" not in raw
+        ),
     )
 
 
@@ -202,12 +229,14 @@ def _model(reader: Reader) -> str:
     return model
 
 
-def _instance(reader: Reader) -> tuple[str, int]:
-    instance_type = reader.string("instanceType")
+def _instance(reader: Reader, fallbacks: tuple[str, ...]) -> tuple[str, int]:
+    """The instance type (the first of hp:instanceTypes when set) and the GPUs per pod."""
+    key = "instanceTypes[0]" if fallbacks else "instanceType"
+    instance_type = fallbacks[0] if fallbacks else reader.string("instanceType")
     requested = reader.integer("gpuCount", optional=True)
     if not instances.INSTANCE_TYPE_PATTERN.match(instance_type):
         reader.fail(
-            "instanceType",
+            key,
             f"must be a SageMaker type such as ml.g5.12xlarge, got {instance_type!r}",
         )
         return instance_type, requested or 1
@@ -215,7 +244,7 @@ def _instance(reader: Reader) -> tuple[str, int]:
     if requested is None:
         if available is None:
             reader.fail(
-                "instanceType",
+                key,
                 f"{instance_type} is not a GPU type this project knows; use a GPU type "
                 "(g5, g6, g6e, p4d, p5, ...) or set hp:gpuCount",
             )

@@ -50,5 +50,47 @@ GPU_COUNTS: dict[str, int] = {
 }
 
 
+# Memory of one GPU per family, MiB: EC2 DescribeInstanceTypes' GpuInfo for the family's EC2
+# twin where it reports one (g4dn-p5), else the memory AWS publishes per GPU. Types of one
+# endpoint's hp:instanceTypes must agree on it: the memory fit is made once per endpoint.
+GPU_MEMORY_MIB: dict[str, int] = {
+    "g4dn": 16384,
+    "g5": 24576,
+    "g6": 22888,
+    "g6e": 45776,
+    "g7e": 98304,
+    "p4d": 40960,
+    "p4de": 81920,
+    "p5": 81920,
+    "p5e": 144384,
+    "p5en": 144384,
+    "p6-b200": 183296,
+    "p6-b300": 274432,
+    "p6e-gb200": 190464,
+}
+
+# EFA-capable SageMaker types among those HyperPod offers for GPU inference.
+EFA_INSTANCE_TYPES = frozenset(
+    {
+        "ml.p4d.24xlarge",
+        "ml.p4de.24xlarge",
+        "ml.p5.48xlarge",
+        "ml.p5e.48xlarge",
+        "ml.p5en.48xlarge",
+        "ml.p6-b200.48xlarge",
+        "ml.p6-b300.48xlarge",
+        "ml.g5.48xlarge",
+        "ml.g6.48xlarge",
+        "ml.g6e.24xlarge",
+        "ml.g6e.48xlarge",
+    }
+)
+
+
 def gpu_count(instance_type: str) -> int | None:
     return GPU_COUNTS.get(instance_type)
+
+
+def gpu_memory_mib(instance_type: str) -> int | None:
+    parts = instance_type.split(".")
+    return GPU_MEMORY_MIB.get(parts[1]) if len(parts) == 3 else None

@@ -9,6 +9,7 @@ import difflib
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
@@ -63,6 +64,9 @@ class Autoscaling:
     polling_interval: int = 30
     cooldown_period: int = 300
     scale_down_stabilization_time: int = 300
+    # A CloudWatch trigger given in the CRD's fields (the hyp CLI's cloud_watch_* flags); it
+    # replaces the one `metric` derives.
+    cloud_watch_trigger: Mapping[str, Any] | None = None
 
 
 # Config field -> (CRD field, smallest value); the Autoscaling attribute is its snake_case.
@@ -75,7 +79,28 @@ _INTEGER_FIELDS: dict[str, tuple[str, int]] = {
     "scaleDownStabilizationTime": ("scaleDownStabilizationTime", 0),
 }
 _UNSET = object()
-FIELDS: tuple[str, ...] = (*_INTEGER_FIELDS, "metric", "targetValue", "prometheusServer")
+FIELDS: tuple[str, ...] = (
+    *_INTEGER_FIELDS,
+    "metric",
+    "targetValue",
+    "prometheusServer",
+    "cloudWatchTrigger",
+)
+# The CRD's autoScalingSpec.cloudWatchTrigger fields and the JSON types they take.
+_TRIGGER_FIELDS: dict[str, type | tuple[type, ...]] = {
+    "name": str,
+    "namespace": str,
+    "metricName": str,
+    "metricStat": str,
+    "metricType": str,
+    "dimensions": list,
+    "targetValue": (int, float),
+    "minValue": (int, float),
+    "activationTargetValue": (int, float),
+    "metricCollectionPeriod": int,
+    "metricCollectionStartTime": int,
+    "useCachedMetrics": bool,
+}
 
 
 def parse_autoscaling(
@@ -98,14 +123,49 @@ def parse_autoscaling(
     metric = _metric(raw.get("metric", ScalingMetric.INVOCATIONS.value), f"{key}.metric", issues)
     target = _target(raw.get("targetValue", _UNSET), metric, f"{key}.targetValue", issues)
     server = _server(raw.get("prometheusServer", _UNSET), metric, f"{key}.prometheusServer", issues)
+    trigger = _trigger(raw.get("cloudWatchTrigger"), f"{key}.cloudWatchTrigger", issues)
     low, high, replica_issues = _replicas(numbers, metric, key, max_capacity)
     issues += replica_issues
     if issues or metric is None or target is None:
         return None, issues
     changes: dict[str, Any] = {_snake_case(name): n for name, n in numbers.items()}
     changes.update(min_replicas=low, max_replicas=high)
-    settings = Autoscaling(metric=metric, target_value=target, prometheus_server=server)
+    settings = Autoscaling(
+        metric=metric, target_value=target, prometheus_server=server, cloud_watch_trigger=trigger
+    )
     return replace(settings, **changes), []
+
+
+def _trigger(value: object, key: str, issues: list[Issue]) -> Mapping[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict) or not {"metricName", "namespace"} <= set(value):
+        issues.append((key, "must be a map with at least metricName and namespace"))
+        return None
+    for name in sorted(map(str, value)):
+        wanted = _TRIGGER_FIELDS.get(name)
+        field_value = value[name]
+        if wanted is None:
+            fields = ", ".join(_TRIGGER_FIELDS)
+            issues.append((f"{key}.{name}", f"is not a field; fields: {fields}"))
+        elif (isinstance(field_value, bool) and wanted is not bool) or not isinstance(
+            field_value, wanted
+        ):
+            issues.append((f"{key}.{name}", f"must be a {_type_name(wanted)}"))
+    dimensions = value.get("dimensions", [])
+    if isinstance(dimensions, list) and not all(
+        isinstance(d, dict) and set(d) == {"name", "value"} for d in dimensions
+    ):
+        issues.append((f"{key}.dimensions", "must be a list of {name, value}"))
+    if value.get("metricType", "Average") not in ("Value", "Average"):
+        issues.append((f"{key}.metricType", "must be Value or Average"))
+    return dict(value)
+
+
+def _type_name(wanted: type | tuple[type, ...]) -> str:
+    return {bool: "boolean", str: "string", int: "whole number", list: "list"}.get(
+        wanted if isinstance(wanted, type) else float, "number"
+    )
 
 
 def _unknown_fields(raw: dict[object, object], key: str) -> list[Issue]:
@@ -244,7 +304,9 @@ def autoscaling_spec(
             settings, endpoint_name, namespace, Engine(engine)
         )
     else:
-        spec["cloudWatchTrigger"] = _invocations_trigger(settings, endpoint_name)
+        spec["cloudWatchTrigger"] = dict(
+            settings.cloud_watch_trigger or _invocations_trigger(settings, endpoint_name)
+        )
     return spec
 
 

@@ -15,6 +15,8 @@ from typing import Literal
 
 import yaml
 
+from mlcc.config import operator_keys
+
 PROJECT = "hp"
 PROJECT_DESCRIPTION = "Speculative-decoding LLM endpoints on SageMaker HyperPod (EKS)"
 REQUIRED = object()
@@ -48,7 +50,7 @@ class Key:
 
 _E, _C = Scope.ENDPOINT, Scope.CREATE
 
-KEYS: tuple[Key, ...] = (
+_ENDPOINT_KEYS: tuple[Key, ...] = (
     Key("engine", "string", "vllm", "Serving engine: vllm or sglang.", _E),
     Key(
         "engineVersion",
@@ -138,6 +140,8 @@ KEYS: tuple[Key, ...] = (
         "speculation, to measure the speedup (mlcc bench --baseline).",
         _E,
     ),
+)
+_STACK_KEYS: tuple[Key, ...] = (
     Key(
         "endpoints",
         None,
@@ -243,6 +247,11 @@ KEYS: tuple[Key, ...] = (
     ),
     Key("tags", None, {}, "Extra AWS tags for every taggable resource (a map)."),
 )
+_OPERATOR_KEYS = tuple(
+    Key(name, cli_type, default, description, Scope.ENDPOINT if per_endpoint else Scope.STACK)
+    for name, cli_type, default, description, per_endpoint in operator_keys.ROWS
+)
+KEYS: tuple[Key, ...] = (*_ENDPOINT_KEYS, *_OPERATOR_KEYS, *_STACK_KEYS)
 KEYS_BY_NAME: dict[str, Key] = {key.name: key for key in KEYS}
 KEYS_BY_QUALIFIED: dict[str, Key] = {key.qualified: key for key in KEYS}
 ENDPOINT_KEYS: tuple[str, ...] = tuple(k.name for k in KEYS if k.scope is Scope.ENDPOINT)

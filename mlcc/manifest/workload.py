@@ -7,12 +7,15 @@ every field of the manifest is tested here without mocks.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from mlcc import engine_contract as contract
 from mlcc.config.endpoints import EndpointConfig
+from mlcc.config.operator import OperatorSettings
 from mlcc.config.scaling import Autoscaling, autoscaling_spec, metrics_env, metrics_spec
 from mlcc.config.stack import StackConfig
+from mlcc.manifest import operator
 from mlcc.serving.engines import HEALTH_CHECK_PATHS, Engine, EngineRelease
 from mlcc.serving.speculative import SpeculativeSpec, speculative_env
 
@@ -41,6 +44,15 @@ class Workload:
     hf_token_secret: str | None = None
     engine_releases: Mapping[Engine, EngineRelease] | None = None
     autoscaling: Autoscaling | None = None
+    operator: OperatorSettings = field(default_factory=OperatorSettings)
+
+    @property
+    def container_port(self) -> int:
+        return self.operator.container_port or CONTAINER_PORT
+
+    @property
+    def model_mount_path(self) -> str:
+        return self.operator.model_volume_mount.get("mountPath", MODEL_MOUNT_PATH)
 
     @property
     def engine_version(self) -> str:
@@ -61,6 +73,7 @@ def from_endpoint(config: StackConfig, endpoint: EndpointConfig) -> Workload:
         hf_token_secret=config.hf_token_secret_name if config.hf_token else None,
         engine_releases={endpoint.engine: endpoint.engine_release},
         autoscaling=endpoint.autoscaling,
+        operator=endpoint.operator,
     )
 
 
@@ -79,11 +92,15 @@ def flag_env_name(engine: Engine, flag: str) -> str:
 def engine_settings_env(workload: Workload) -> dict[str, str]:
     """The selected engine's own settings in the SM_<ENGINE>_* convention."""
     engine = workload.engine
+    # With hp:prefetch the operator's init container has put the target on the model volume.
+    model = workload.model_mount_path if workload.operator.prefetch else workload.model_id
     flags = {
-        contract.MODEL_FLAGS[engine]: workload.model_id,
+        contract.MODEL_FLAGS[engine]: model,
         contract.SERVED_NAME_FLAG: workload.model_id,
         contract.TENSOR_PARALLEL_FLAGS[engine]: str(workload.gpu_count),
     }
+    if workload.operator.container_port is not None:
+        flags["port"] = str(workload.container_port)
     env = {flag_env_name(engine, flag): value for flag, value in flags.items()}
     env |= metrics_env(engine.value)
     return env | {flag_env_name(engine, flag): value for flag, value in workload.engine_args}
@@ -129,7 +146,7 @@ def endpoint_spec(
             namespace=workload.namespace,
             engine=workload.engine.value,
         )
-    return {
+    rendered: dict[str, Any] = {
         "modelName": workload.endpoint_name,
         "endpointName": workload.endpoint_name,
         "instanceType": workload.instance_type,
@@ -150,6 +167,10 @@ def endpoint_spec(
         "metrics": metrics_spec(workload.engine.value),
         **scaling,
     }
+    health = HEALTH_CHECK_PATHS[workload.engine]
+    container = operator.Container(workload.instance_type, health, workload.container_port)
+    operator.apply(rendered, workload.operator, container)
+    return rendered
 
 
 def labels(workload: Workload) -> dict[str, str]:

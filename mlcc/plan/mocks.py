@@ -42,6 +42,8 @@ class Registration:
     dependencies: tuple[str, ...] = ()
     # The provider reference (`<provider urn>::<id>`) of a custom resource, if one was given.
     provider: str | None = None
+    # Input paths whose change replaces the resource (ResourceOptions.replace_on_changes).
+    replace_on_changes: tuple[str, ...] = ()
 
     @property
     def inputs(self) -> Any:
@@ -255,6 +257,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     raw_inputs=rpc.deserialize_properties(request.object),
                     dependencies=tuple(request.dependencies),
                     provider=request.provider or None,
+                    replace_on_changes=tuple(request.replaceOnChanges),
                 )
             )
         return response

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mlcc.plan import features
 from mlcc.serving.engines import PINNED_VERSIONS, Engine
 
 CR_TYPE = "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig"
@@ -172,7 +173,8 @@ def _endpoint_lines(
     )
     name = _dig(cr.inputs, "metadata", "name") or cr.name
     namespace = _dig(cr.inputs, "metadata", "namespace") or "default"
-    instance = f"{_dig(cr.inputs, 'spec', 'instanceType')} x {_dig(cr.inputs, 'spec', 'replicas')}"
+    spec = _dig(cr.inputs, "spec") or {}
+    instance = f"{features.instance_types(spec)} x {spec.get('replicas')}"
     scaling = _dig(cr.inputs, "spec", "autoScalingSpec")
     if isinstance(scaling, Mapping):
         low, high = scaling.get("minReplicaCount"), scaling.get("maxReplicaCount")
@@ -184,7 +186,8 @@ def _endpoint_lines(
         vllm, sglang = speculative_flags(env)
         lines.append(f"    vLLM   --speculative-config {vllm or '(not accepted by this vLLM)'}")
         lines.append(f"    SGLang {sglang or '(not accepted by this SGLang)'}")
-    return lines
+    operator_line = features.operator_line(spec)
+    return [*lines, operator_line] if operator_line else lines
 
 
 def _engine(labels: Mapping[str, Any], env: Mapping[str, str]) -> str:
@@ -303,7 +306,7 @@ def _scalar(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Change:
-    mark: str  # + new, - gone, ~ changed
+    mark: str  # + new, - gone, ~ changed, +- replaced
     type: str
     name: str
     paths: tuple[str, ...] = ()
@@ -331,14 +334,16 @@ def diff(old: Iterable[Mapping[str, Any]], new: Iterable[Mapping[str, Any]]) -> 
             continue
         paths = changed_paths(before[key].get("inputs"), resource.get("inputs"))
         if paths:
-            changes.append(Change("~", key[1], key[2], tuple(paths)))
+            mark = "+-" if features.replaces(key[1], paths) else "~"
+            changes.append(Change(mark, key[1], key[2], tuple(paths)))
     changes += [Change("-", key[1], key[2]) for key in before if key not in after]
     return changes
 
 
 def summary(changes: Sequence[Change]) -> str:
-    count = {mark: sum(c.mark == mark for c in changes) for mark in "+~-"}
-    return f"{count['+']} to create, {count['~']} to change, {count['-']} to delete"
+    count = {mark: sum(c.mark == mark for c in changes) for mark in ("+", "~", "-", "+-")}
+    replaced = f", {count['+-']} to replace" if count["+-"] else ""
+    return f"{count['+']} to create, {count['~']} to change, {count['-']} to delete{replaced}"
 
 
 def changed_paths(old: Any, new: Any, path: str = "") -> list[str]:

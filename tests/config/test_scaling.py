@@ -95,7 +95,7 @@ def test_every_field_is_read() -> None:
     assert parsed(raw, capacity=8) == Autoscaling(
         0, 8, ScalingMetric.INVOCATIONS, 12.5, "", 15, 600, 120
     )
-    assert set(raw) | {"prometheusServer"} == set(FIELDS)
+    assert set(raw) | {"prometheusServer", "cloudWatchTrigger"} == set(FIELDS)
 
 
 @pytest.mark.parametrize("spelling", ["queueDepth", "QueueDepth", " queue_depth ", "queue-depth"])

@@ -1,7 +1,8 @@
 """schemas/crds/: the files match SOURCE.md, and scripts/refresh_crds.py reproduces both.
 
 The refresh script's HTTP is replaced by the vendored files themselves, served as the GitHub
-API and raw.githubusercontent.com would serve them at the recorded commit.
+API and raw.githubusercontent.com would serve them at the recorded commit; its --from-dir path
+reads them from a folder laid out as upstream.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from crd_schema import CRD_DIR
 
 SOURCE = (CRD_DIR / "SOURCE.md").read_text()
 ROW = re.compile(r"^\| `([^`]+)` \| `([^`]+)` \| `([0-9a-f]{64})` \|$", re.MULTILINE)
-COMMIT = re.compile(r"^- Commit: `([0-9a-f]{40})` \((\S+)\)$", re.MULTILINE)
+COMMIT = re.compile(r"^- Commit: `([0-9a-f]{40})` \(([^)]+)\)$", re.MULTILINE)
 CHART = re.compile(r"^- Helm chart `(\S+)` (\S+), operator \(appVersion\) (\S+)$", re.MULTILINE)
 FETCHED = re.compile(r"^- Fetched: (\d{4}-\d\d-\d\d)$", re.MULTILINE)
+OBTAINED = re.compile(r"^- Obtained: (.+)\n", re.MULTILINE)
 
 
 def recorded(pattern: re.Pattern[str]) -> tuple[str, ...]:
@@ -88,9 +90,60 @@ def test_refreshing_at_the_recorded_commit_reproduces_files_and_source(
     for name, content in vendored_files().items():
         assert (vendored_copy / name).read_bytes() == content
     rewritten = (vendored_copy / "SOURCE.md").read_text()
-    assert FETCHED.sub(f"- Fetched: {fetched.isoformat()}", rewritten) == SOURCE
+    # A download records no "Obtained" line: it came the ordinary way.
+    assert FETCHED.sub(f"- Fetched: {fetched.isoformat()}", rewritten) == OBTAINED.sub("", SOURCE)
     out = capsys.readouterr().out
     assert f"is {sha}" in out and "inferenceendpointconfigs.yaml: unchanged" in out
+
+
+def upstream_folder(folder: Path, files: dict[str, bytes]) -> Path:
+    """The files as they lie upstream: CRDs under their upstream names, beside Chart.yaml."""
+    folder.mkdir()
+    name, version, app_version = recorded(CHART)
+    (folder / "Chart.yaml").write_text(
+        f"name: {name}\nversion: {version}\nappVersion: '{app_version}'\n"
+    )
+    for vendored, content in files.items():
+        (folder / refresh_crds.CRD_FILES[vendored]).write_bytes(content)
+    return folder
+
+
+def recorded_or(pattern: re.Pattern[str], default: str) -> str:
+    match = pattern.search(SOURCE)
+    return match.group(1) if match else default
+
+
+def from_dir_arguments(folder: Path, dest: Path) -> list[str]:
+    sha, date = recorded(COMMIT)
+    obtained = recorded_or(OBTAINED, "a local copy")
+    return [
+        *("--from-dir", str(folder), "--dest", str(dest), "--commit", sha),
+        *("--commit-date", date, "--obtained", obtained),
+    ]
+
+
+def test_refreshing_from_a_local_copy_reproduces_files_and_source(
+    tmp_path: Path, vendored_copy: Path
+) -> None:
+    folder = upstream_folder(tmp_path / "upstream", vendored_files())
+    assert refresh_crds.main(from_dir_arguments(folder, vendored_copy)) == 0
+    for name, content in vendored_files().items():
+        assert (vendored_copy / name).read_bytes() == content
+    rewritten = FETCHED.sub(
+        f"- Fetched: {recorded(FETCHED)[0]}", (vendored_copy / "SOURCE.md").read_text()
+    )
+    assert f"- Obtained: {recorded_or(OBTAINED, 'a local copy')}\n" in rewritten
+    assert OBTAINED.sub("", rewritten) == OBTAINED.sub("", SOURCE)
+
+
+def test_a_local_copy_without_its_commit_is_refused(
+    tmp_path: Path, vendored_copy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = upstream_folder(tmp_path / "upstream", vendored_files())
+    with pytest.raises(SystemExit) as exit_info:
+        refresh_crds.main(["--from-dir", str(folder), "--dest", str(vendored_copy)])
+    assert exit_info.value.code == 2
+    assert "--from-dir needs --commit (40 hex digits) and --obtained" in capsys.readouterr().err
 
 
 def test_check_reports_a_changed_file_and_writes_nothing(

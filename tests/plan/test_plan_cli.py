@@ -478,3 +478,17 @@ def test_the_multi_example_heads_each_endpoint_with_its_scaling(
     ]
     assert heads[0].endswith("ml.g5.12xlarge x 1 (autoscaling 1-2)")
     assert "sglang 0.5.17, Qwen/Qwen3-8B" in heads[2]
+
+
+def test_adding_routing_is_a_replacement_in_the_diff(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The operator refuses to add intelligentRoutingSpec in place; Pulumi replaces the CR."""
+    base, head = tmp_path / "base", tmp_path / "head"
+    assert plan(base, monkeypatch=monkeypatch) == 0
+    capsys.readouterr()
+    assert plan(head, "routing=prefixaware", monkeypatch=monkeypatch, diff=base) == 0
+    out = capsys.readouterr().out
+    assert f"+- {CR_TYPE}  endpoint" in out.splitlines()
+    assert "0 to create, 0 to change, 0 to delete, 1 to replace" in out
+    assert "  operator: routing prefixaware (adding or removing it replaces the endpoint)" in out

@@ -1,0 +1,207 @@
+"""The operator's features in the InferenceEndpointConfig spec (docs/operator-features.md). Pure.
+
+`apply` lays an endpoint's `OperatorSettings` over the spec `mlcc.manifest.workload` renders;
+with the default settings it changes nothing, so a stack without these keys renders what it
+always did.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mlcc.config.operator import OperatorSettings
+from mlcc.config.operator_fields import PROBE_NAMES
+
+# The operator's default deploy time limit (the CRD's maxDeployTimeInSeconds default).
+DEFAULT_MAX_DEPLOY_SECONDS = 3600
+PROBE_PERIOD_SECONDS = 10
+# SGLang's /health takes about 1 s, so the operator's 1 s readiness timeout fails it
+# (aws-samples/llm_model_hub hyperpod_docs/ISSUES_FIXED.md, issue 6).
+PROBE_TIMEOUT_SECONDS = 5
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+# The CRD's field, and the reason a change of it must be a replacement.
+ROUTING_FIELD = "intelligentRoutingSpec"
+# The custom resource's replace_on_changes: changes the operator refuses in place.
+REPLACED_PATHS = (f"spec.{ROUTING_FIELD}",)
+
+
+@dataclass(frozen=True)
+class Container:
+    """What the default probes and the instance pinning need to know of the endpoint."""
+
+    instance_type: str
+    health_path: str
+    port: int
+
+
+def apply(spec: dict[str, Any], settings: OperatorSettings, container: Container) -> None:
+    """Add the operator's fields to `spec` (the workload's), in place."""
+    _placement(spec, settings, container.instance_type)
+    if not settings.sagemaker_endpoint:
+        spec["endpointName"] = ""
+    optional: dict[str, object] = {
+        "modelVersion": settings.model_version,
+        "maxDeployTimeInSeconds": settings.max_deploy_time,
+        "InitialReplicaCount": settings.initial_replica_count,
+        "invocationEndpoint": settings.invocation_path,
+        "kvCacheSpec": settings.kv_cache.spec() if settings.kv_cache else None,
+        ROUTING_FIELD: (
+            {"enabled": True, "routingStrategy": settings.routing} if settings.routing else None
+        ),
+        "tlsConfig": dict(settings.tls) or None,
+        "dnsConfig": (
+            {"hostedZoneId": settings.dns_hosted_zone_id} if settings.dns_hosted_zone_id else None
+        ),
+        "dataCapture": dict(settings.data_capture) or None,
+        "kubernetes": dict(settings.kubernetes) or None,
+        "modelCacheConfig": dict(settings.model_cache) or None,
+        "pdSpec": dict(settings.pd_spec) or None,
+        "tags": [{"name": k, "value": v} for k, v in settings.endpoint_tags] or None,
+    }
+    spec.update({k: v for k, v in optional.items() if v is not None})
+    spec["loadBalancer"] = {**spec.get("loadBalancer", {}), **settings.load_balancer}
+    spec["metrics"] = _metrics(spec.get("metrics", {}), settings, container.port)
+    if settings.prefetch:
+        spec["modelSourceConfig"]["prefetchEnabled"] = True
+    _worker(spec["worker"], settings, container)
+
+
+def _placement(spec: dict[str, Any], settings: OperatorSettings, instance_type: str) -> None:
+    """instanceType, instanceTypes, or a node affinity that keeps the types (the CRD makes
+    nodeAffinity exclusive with both, but the endpoint's GPUs are the types')."""
+    types = list(settings.instance_types) or [instance_type]
+    if settings.instance_types:
+        spec.pop("instanceType", None)
+        spec["instanceTypes"] = types
+    if settings.node_affinity:
+        spec.pop("instanceType", None)
+        spec.pop("instanceTypes", None)
+        spec["nodeAffinity"] = pinned_affinity(settings.node_affinity, types)
+
+
+def pinned_affinity(affinity: Mapping[str, Any], types: list[str]) -> dict[str, Any]:
+    """The user's affinity with `instance-type In types` in every required term."""
+    pinned = {"key": INSTANCE_TYPE_LABEL, "operator": "In", "values": types}
+    required = affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}
+    terms = required.get("nodeSelectorTerms") if isinstance(required, Mapping) else None
+    terms = [t for t in terms or [] if isinstance(t, Mapping)] or [{}]
+    pinned_terms = [
+        {**term, "matchExpressions": [*(term.get("matchExpressions") or []), pinned]}
+        for term in terms
+    ]
+    return {
+        **affinity,
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": pinned_terms},
+    }
+
+
+def _metrics(base: Mapping[str, Any], settings: OperatorSettings, port: int) -> dict[str, Any]:
+    metrics = dict(base)
+    given = settings.metrics
+    for field in ("enabled", "metricsScrapeIntervalSeconds"):
+        if field in given:
+            metrics[field] = given[field]
+    model_metrics = dict(metrics.get("modelMetrics", {}))
+    if settings.container_port is not None and "modelMetrics" in metrics:
+        model_metrics["port"] = port  # the engine serves /metrics on its own port
+    model_metrics.update({k: given[k] for k in ("path", "port") if k in given})
+    if model_metrics:
+        metrics["modelMetrics"] = model_metrics
+    return metrics
+
+
+def _worker(worker: dict[str, Any], settings: OperatorSettings, container: Container) -> None:
+    if settings.container_port is not None:
+        worker["modelInvocationPort"]["containerPort"] = container.port
+    if settings.model_volume_mount:
+        worker["modelVolumeMount"] = {**worker["modelVolumeMount"], **settings.model_volume_mount}
+    for part, extra in settings.resources.items():
+        worker["resources"][part] = {**worker["resources"].get(part, {}), **extra}
+    worker["environmentVariables"] += [{"name": k, "value": v} for k, v in settings.env]
+    if settings.worker_args:
+        worker["args"] = list(settings.worker_args)
+    if settings.working_dir:
+        worker["workingDir"] = settings.working_dir
+    if settings.request_limits:
+        worker["requestLimits"] = dict(settings.request_limits)
+    if settings.probes:
+        worker["probes"] = probes(settings, container)
+
+
+def probes(settings: OperatorSettings, container: Container) -> dict[str, Any]:
+    """All three probes: a default sized for the endpoint, the given fields laid over it.
+
+    The startup probe allows the whole deploy time limit: downloading and loading the target
+    and the draft, and capturing CUDA graphs for both, happen before /health answers.
+    """
+    deploy_seconds = settings.max_deploy_time or DEFAULT_MAX_DEPLOY_SECONDS
+    check = {"httpGet": {"path": container.health_path, "port": container.port}}
+    defaults: dict[str, dict[str, Any]] = {
+        "startup": {
+            **check,
+            "periodSeconds": PROBE_PERIOD_SECONDS,
+            "timeoutSeconds": PROBE_TIMEOUT_SECONDS,
+            "failureThreshold": math.ceil(deploy_seconds / PROBE_PERIOD_SECONDS),
+        },
+        "readiness": {**check, "periodSeconds": 10, "timeoutSeconds": PROBE_TIMEOUT_SECONDS},
+        "liveness": {
+            **check,
+            "periodSeconds": 10,
+            "timeoutSeconds": PROBE_TIMEOUT_SECONDS,
+            "failureThreshold": 3,
+        },
+    }
+    rendered: dict[str, Any] = {}
+    for name, field in PROBE_NAMES.items():
+        given = dict(settings.probes.get(name, {}))
+        handler = [k for k in ("httpGet", "exec", "grpc", "tcpSocket") if k in given]
+        base = {k: v for k, v in defaults[name].items() if not (handler and k == "httpGet")}
+        rendered[field] = {**base, **given}
+    return rendered
+
+
+# --- what the deploy wait must also see (docs/operator-features.md) ---------------------------
+
+# SageMaker's EndpointStatus (botocore's sagemaker model; a test checks both names).
+ENDPOINT_IN_SERVICE = "InService"
+ENDPOINT_FAILED = "Failed"
+
+
+@dataclass(frozen=True)
+class Registrations:
+    """What an applied endpoint has besides its pods, from its spec."""
+
+    sagemaker_endpoint: bool  # status.endpoints.sagemaker.state must reach InService
+    dns_record: bool  # status.dnsStatus.dnsHealth must reach Active
+    routing: str | None  # the operator's router (hyperpod-inference-system) fronts the pods
+
+
+def registrations(spec: Mapping[str, Any]) -> Registrations:
+    routing = spec.get(ROUTING_FIELD) or {}
+    return Registrations(
+        sagemaker_endpoint=bool(spec.get("endpointName")),
+        dns_record=bool((spec.get("dnsConfig") or {}).get("hostedZoneId")),
+        routing=routing.get("routingStrategy") if routing.get("enabled") else None,
+    )
+
+
+def registration_pending(spec: Mapping[str, Any], status: Mapping[str, Any]) -> str | None:
+    """One line on what the CR's status does not show ready yet, or None when all is.
+
+    For the deploy wait (mlcc/deploy/): DeploymentComplete covers the pods; the SageMaker
+    endpoint and the DNS record the operator registers after them have their own status.
+    """
+    wanted = registrations(spec)
+    sagemaker = ((status.get("endpoints") or {}).get("sagemaker") or {}).get("state")
+    if wanted.sagemaker_endpoint and sagemaker == ENDPOINT_FAILED:
+        return "the SageMaker endpoint failed (status.endpoints.sagemaker.state Failed)"
+    if wanted.sagemaker_endpoint and sagemaker != ENDPOINT_IN_SERVICE:
+        return f"the SageMaker endpoint is {sagemaker or 'not created yet'}"
+    dns = (status.get("dnsStatus") or {}).get("dnsHealth")
+    if wanted.dns_record and dns != "Active":
+        message = (status.get("dnsStatus") or {}).get("message") or ""
+        return f"the DNS record is {dns or 'not created yet'}{': ' + message if message else ''}"
+    return None
