@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from mlcc.deploy.readiness import one_line
+from mlcc.deploy.snapshot import one_line
 from mlcc.verify import GROUP, PLURAL, VERSION
 
 DEFAULT_REQUEST_TIMEOUT_S = 20.0

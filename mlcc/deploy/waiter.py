@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from mlcc import verify
 from mlcc.deploy import readiness
 from mlcc.deploy.cluster import ApiError, Cluster
-from mlcc.deploy.readiness import Reading, Snapshot, Target
+from mlcc.deploy.pods import logs_wanted
+from mlcc.deploy.readiness import Reading
+from mlcc.deploy.snapshot import Snapshot, Target, one_line
 
 Progress = Callable[[Target, str], None]
 Clock = Callable[[], float]
@@ -69,7 +71,7 @@ def observe(cluster: Cluster, target: Target) -> Snapshot:
         pods = [dict(p) for p in verify.pods_by_name_prefix(pods, target.name)]
     events = cluster.events(target.namespace)
     logs = {}
-    for request in readiness.logs_wanted(endpoint, pods):
+    for request in logs_wanted(endpoint, pods):
         text = cluster.log(target.namespace, request.pod, request.container, request.previous)
         if text is not None:
             logs[request] = text
@@ -158,7 +160,7 @@ def wait_for_endpoints(
         try:
             outcome = wait_for_endpoint(cluster, target, settings, progress, stop, clock)
         except Exception as error:  # a reply the client could not parse, ...: one line
-            reason = readiness.one_line(f"{type(error).__name__}: {error}", 200)
+            reason = one_line(f"{type(error).__name__}: {error}", 200)
             outcome = Outcome(target, False, f"{target.where}: the wait stopped: {reason}")
         if not outcome.serving:
             stop.set()

@@ -16,7 +16,7 @@ import verify_samples as s
 from fake_kube_api import Behaviour, FakeKubeApi, Scene
 
 from mlcc.deploy.cluster import Cluster, api_client
-from mlcc.deploy.readiness import Target
+from mlcc.deploy.snapshot import Target
 from mlcc.deploy.waiter import Outcome, WaitSettings, failures, wait_for_endpoints
 
 FAST = WaitSettings(timeout_s=6.0, poll_s=0.1, grace_s=0.4, api_grace_s=0.6)
