@@ -23,7 +23,7 @@ from typing import Any
 import yaml
 
 from mlcc.deploy.snapshot import one_line
-from mlcc.verify import GROUP, PLURAL, VERSION
+from mlcc.deploy.verify import GROUP, PLURAL, VERSION
 
 DEFAULT_REQUEST_TIMEOUT_S = 20.0
 EXEC_PLUGIN_TIMEOUT_S = 60.0

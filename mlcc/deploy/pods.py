@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from mlcc import verify
+from mlcc.deploy import verify
 from mlcc.deploy.snapshot import LogRequest, Sign, Snapshot, Target, explaining_lines, one_line
 
 OOM_KILLED = "OOMKilled"

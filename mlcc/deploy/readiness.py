@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mlcc import verify
+from mlcc.deploy import verify
 from mlcc.deploy.pods import last_event, live_pods, pod_ready, pod_signs, worker_name
 from mlcc.deploy.snapshot import LogRequest, Sign, Snapshot, Target, one_line
-from mlcc.verify import READY_STATE
+from mlcc.deploy.verify import READY_STATE
 
 FAILED_STATE = "DeploymentFailed"  # the CRD's status.state enum, with READY_STATE
 _FAILED_ADVICE = "fix the cause and run `pulumi up` again"

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mlcc.verify import KIND, Expectation
+from mlcc.deploy.verify import KIND, Expectation
 
 MAX_LINE = 300
 # CUDA out-of-memory.

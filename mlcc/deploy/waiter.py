@@ -16,8 +16,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from mlcc import verify
-from mlcc.deploy import readiness
+from mlcc.deploy import readiness, verify
 from mlcc.deploy.cluster import ApiError, Cluster
 from mlcc.deploy.pods import logs_wanted
 from mlcc.deploy.readiness import Reading

@@ -22,7 +22,7 @@ from urllib.parse import parse_qs, urlparse
 import yaml
 from bench_fake_engine import LoopbackServer, QuietServer
 
-from mlcc.verify import GROUP, PLURAL, VERSION
+from mlcc.deploy.verify import GROUP, PLURAL, VERSION
 
 TOKEN = "fake-cluster-token"
 NAMESPACE = "inference"
