@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from mlcc.config.deploy_wait import DEFAULT_TIMEOUT_MINUTES
 from mlcc.deploy import readiness, verify
 from mlcc.deploy.cluster import ApiError, Cluster
 from mlcc.deploy.pods import logs_wanted
@@ -25,7 +26,6 @@ from mlcc.deploy.snapshot import Snapshot, Target, one_line
 Progress = Callable[[Target, str], None]
 Clock = Callable[[], float]
 
-DEFAULT_TIMEOUT_MINUTES = 120
 POLL_S = 10.0
 # How long a failure sign (CrashLoopBackOff, Unschedulable, ...) may last before the wait fails:
 # long enough for a node to join or a pull to be retried, short enough to fail within minutes.

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from mlcc import engine_contract as contract
+from mlcc.config.deploy_wait import DeployWait
 from mlcc.config.endpoints import EndpointConfig
 from mlcc.config.scaling import Autoscaling, autoscaling_spec, metrics_env, metrics_spec
 from mlcc.config.stack import StackConfig
@@ -41,6 +42,8 @@ class Workload:
     hf_token_secret: str | None = None
     engine_releases: Mapping[Engine, EngineRelease] | None = None
     autoscaling: Autoscaling | None = None
+    # The operator's deadline, the same as `pulumi up`'s wait (hp:deployTimeoutMinutes).
+    max_deploy_seconds: int = DeployWait().timeout_seconds
 
     @property
     def engine_version(self) -> str:
@@ -61,6 +64,7 @@ def from_endpoint(config: StackConfig, endpoint: EndpointConfig) -> Workload:
         hf_token_secret=config.hf_token_secret_name if config.hf_token else None,
         engine_releases={endpoint.engine: endpoint.engine_release},
         autoscaling=endpoint.autoscaling,
+        max_deploy_seconds=config.deploy_wait.timeout_seconds,
     )
 
 
@@ -134,6 +138,7 @@ def endpoint_spec(
         "endpointName": workload.endpoint_name,
         "instanceType": workload.instance_type,
         "replicas": workload.replicas,
+        "maxDeployTimeInSeconds": workload.max_deploy_seconds,
         "invocationEndpoint": INVOCATION_PATH,
         "modelSourceConfig": model_source(workload),
         "loadBalancer": {"healthCheckPath": HEALTH_CHECK_PATHS[workload.engine]},
