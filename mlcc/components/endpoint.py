@@ -15,6 +15,8 @@ import pulumi_kubernetes as k8s
 
 from mlcc.manifest.workload import (
     API_VERSION,
+    AWAIT_ANNOTATIONS,
+    DELETE_TIMEOUT,
     KIND,
     Workload,
     endpoint_spec,
@@ -51,10 +53,17 @@ class InferenceEndpoint(pulumi.ComponentResource):
             api_version=API_VERSION,
             kind=KIND,
             metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=workload.endpoint_name, namespace=workload.namespace, labels=labels(workload)
+                name=workload.endpoint_name,
+                namespace=workload.namespace,
+                labels=labels(workload),
+                annotations=AWAIT_ANNOTATIONS,
             ),
             spec=cr_spec,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on)),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=list(args.depends_on),
+                custom_timeouts=pulumi.CustomTimeouts(delete=DELETE_TIMEOUT),
+            ),
         )
         self.endpoint_name = pulumi.Output.from_input(workload.endpoint_name)
         self.namespace = pulumi.Output.from_input(workload.namespace)

@@ -27,6 +27,18 @@ HF_TOKEN_KEY = "token"
 INVOCATION_PATH = "v1/chat/completions"
 
 
+# pulumi-kubernetes's await (docs/deploy.md): a create or update returns once the operator has
+# taken the resource up (it wrote any status.state), else fails after ten minutes. The wait for
+# serving, which must fail fast with a reason, is the deploy wait (mlcc/deploy/).
+AWAIT_ANNOTATIONS = {
+    "pulumi.com/waitFor": "jsonpath={.status.state}",
+    "pulumi.com/timeoutSeconds": "600",
+}
+# A delete waits until the operator's finalizer is gone (its SageMaker endpoint, load balancer
+# and pods are removed); that can take longer than the provider's default.
+DELETE_TIMEOUT = "30m"
+
+
 @dataclass(frozen=True)
 class Workload:
     """Everything the endpoint manifest depends on, apart from the image."""

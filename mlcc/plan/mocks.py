@@ -42,6 +42,7 @@ class Registration:
     dependencies: tuple[str, ...] = ()
     # The provider reference (`<provider urn>::<id>`) of a custom resource, if one was given.
     provider: str | None = None
+    delete_timeout: str = ""  # the customTimeouts option's delete, if set
 
     @property
     def inputs(self) -> Any:
@@ -255,6 +256,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     raw_inputs=rpc.deserialize_properties(request.object),
                     dependencies=tuple(request.dependencies),
                     provider=request.provider or None,
+                    delete_timeout=request.customTimeouts.delete,
                 )
             )
         return response
