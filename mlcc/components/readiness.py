@@ -60,7 +60,10 @@ def applied_generation(metadata: object) -> int | None:
         if isinstance(metadata, Mapping)
         else getattr(metadata, "generation", None)
     )
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    # Numbers cross Pulumi's RPC as floats.
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return int(value) if float(value).is_integer() else None
 
 
 class EndpointsReadiness(pulumi.ComponentResource):
