@@ -77,13 +77,22 @@ def _status_message(body: object) -> str:
 def exec_plugin(kubeconfig: Mapping[str, Any], context: str | None) -> tuple[str, list[str]] | None:
     """The exec plugin (command, args) of the context's user, if it has one."""
     name = context or kubeconfig.get("current-context")
-    contexts = {c.get("name"): c.get("context") or {} for c in kubeconfig.get("contexts") or []}
-    user_name = (contexts.get(name) or {}).get("user")
-    users = {u.get("name"): u.get("user") or {} for u in kubeconfig.get("users") or []}
-    plugin = (users.get(user_name) or {}).get("exec")
+    contexts = _named(kubeconfig.get("contexts"), "context")
+    user = contexts.get(str(name), {}).get("user")
+    plugin = _named(kubeconfig.get("users"), "user").get(str(user), {}).get("exec")
     if not isinstance(plugin, Mapping) or not plugin.get("command"):
         return None
-    return str(plugin["command"]), [str(a) for a in plugin.get("args") or []]
+    args = plugin.get("args")
+    return str(plugin["command"]), [str(a) for a in args] if isinstance(args, list) else []
+
+
+def _named(entries: object, field: str) -> dict[str, Mapping[str, Any]]:
+    """A kubeconfig list (`- name: x, <field>: {...}`) by name; malformed entries are skipped."""
+    found: dict[str, Mapping[str, Any]] = {}
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, Mapping) and isinstance(entry.get(field), Mapping):
+            found[str(entry.get("name"))] = entry[field]
+    return found
 
 
 def _plugin_problem(plugin: tuple[str, list[str]], exec_messages: list[str]) -> str | None:
