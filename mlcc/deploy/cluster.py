@@ -53,7 +53,8 @@ def api_reason(error: BaseException, timeout_s: float) -> str:
     if status:
         reason = getattr(error, "reason", None) or ""
         said = _status_message(getattr(error, "body", None))
-        return one_line(f"{status} {reason}" + (f": {said}" if said else ""), 240)
+        shown = f": {said}" if said and said != reason else ""
+        return one_line(f"{status} {reason}{shown}", 240)
     text = f"{type(error).__name__}: {error}"
     if "timed out" in text.lower() or "Timeout" in text:
         return f"no answer within {timeout_s:g} s"
