@@ -26,7 +26,7 @@ from mlcc.deploy.snapshot import one_line
 from mlcc.deploy.verify import GROUP, PLURAL, VERSION
 
 DEFAULT_REQUEST_TIMEOUT_S = 20.0
-EXEC_PLUGIN_TIMEOUT_S = 60.0
+EXEC_PLUGIN_TIMEOUT_S = 30.0
 LOG_LIMIT_BYTES = 4 * 1024 * 1024
 PERMANENT_STATUSES = frozenset({401, 403})
 
@@ -192,6 +192,8 @@ def _kubeconfig_dict(kubeconfig: str | Mapping[str, Any] | None) -> Mapping[str,
         return _mapping(json.loads(kubeconfig), "the kubeconfig")
     path = kubeconfig or os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0]
     file = Path(path).expanduser()
+    if file.exists() and not file.is_file():  # a FIFO would block the read forever
+        raise AccessError(f"kubeconfig {file} is not a regular file")
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
