@@ -253,6 +253,8 @@ def _get_endpoint(apis: KubernetesApis, namespace: str, name: str) -> dict[str, 
             return None
         reason = api_reason(error, apis.request_timeout_s)
         raise ClusterError(f"cannot read {PLURAL}/{name} in {namespace}: {reason}") from None
+    if not isinstance(found, Mapping):
+        raise ClusterError(f"cannot read {PLURAL}/{name} in {namespace}: the answer is no object")
     return dict(found)
 
 

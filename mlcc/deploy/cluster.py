@@ -253,6 +253,8 @@ class Cluster:
             if error.status == 404:
                 return None
             raise
+        if not isinstance(found, Mapping):
+            raise ApiError(f"cannot read {PLURAL}/{name} in {namespace}: the answer is no object")
         return dict(found)
 
     def pods(self, namespace: str, selector: str | None) -> list[dict[str, Any]]:

@@ -40,7 +40,8 @@ class Verdict:
 
 
 def _status(endpoint: Mapping[str, Any]) -> Mapping[str, Any]:
-    return endpoint.get("status") or {}
+    status = endpoint.get("status")
+    return status if isinstance(status, Mapping) else {}
 
 
 def generation_wanted(target: Target, endpoint: Mapping[str, Any]) -> int | None:
