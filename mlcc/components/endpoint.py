@@ -16,7 +16,7 @@ import pulumi_kubernetes as k8s
 from mlcc.manifest.workload import (
     API_VERSION,
     AWAIT_ANNOTATIONS,
-    DELETE_TIMEOUT,
+    AWAIT_TIMEOUTS,
     KIND,
     Workload,
     endpoint_spec,
@@ -62,7 +62,7 @@ class InferenceEndpoint(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=list(args.depends_on),
-                custom_timeouts=pulumi.CustomTimeouts(delete=DELETE_TIMEOUT),
+                custom_timeouts=pulumi.CustomTimeouts(**AWAIT_TIMEOUTS),
             ),
         )
         self.endpoint_name = pulumi.Output.from_input(workload.endpoint_name)

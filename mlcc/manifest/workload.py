@@ -28,15 +28,14 @@ INVOCATION_PATH = "v1/chat/completions"
 
 
 # pulumi-kubernetes's await (docs/deploy.md): a create or update returns once the operator has
-# taken the resource up (it wrote any status.state), else fails after ten minutes. The wait for
-# serving, which must fail fast with a reason, is the deploy wait (mlcc/deploy/).
-AWAIT_ANNOTATIONS = {
-    "pulumi.com/waitFor": "jsonpath={.status.state}",
-    "pulumi.com/timeoutSeconds": "600",
-}
-# A delete waits until the operator's finalizer is gone (its SageMaker endpoint, load balancer
-# and pods are removed); that can take longer than the provider's default.
-DELETE_TIMEOUT = "30m"
+# taken the resource up (it wrote any status.state). The wait for serving, which must fail fast
+# with a reason, is the deploy wait (mlcc/deploy/).
+AWAIT_ANNOTATIONS = {"pulumi.com/waitFor": "jsonpath={.status.state}"}
+# The customTimeouts option (the provider prefers it to the pulumi.com/timeoutSeconds
+# annotation): ten minutes for the operator to answer; a delete waits until the operator's
+# finalizer is gone (its SageMaker endpoint, load balancer and pods removed), which can take
+# longer than the provider's default.
+AWAIT_TIMEOUTS = {"create": "10m", "update": "10m", "delete": "30m"}
 
 
 @dataclass(frozen=True)

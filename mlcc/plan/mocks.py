@@ -42,7 +42,8 @@ class Registration:
     dependencies: tuple[str, ...] = ()
     # The provider reference (`<provider urn>::<id>`) of a custom resource, if one was given.
     provider: str | None = None
-    delete_timeout: str = ""  # the customTimeouts option's delete, if set
+    # The customTimeouts option: operation (create, update, delete) -> duration, those set.
+    custom_timeouts: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def inputs(self) -> Any:
@@ -238,6 +239,12 @@ class RecordingMocks(pulumi.runtime.Mocks):
         return (factory(args) if factory else {}), []  # the mock monitor iterates failures
 
 
+def _custom_timeouts(request: Any) -> dict[str, str]:
+    timeouts = request.customTimeouts
+    named = {"create": timeouts.create, "update": timeouts.update, "delete": timeouts.delete}
+    return {operation: value for operation, value in named.items() if value}
+
+
 class RecordingMonitor(pulumi_mocks.MockMonitor):
     """Records each registration with its parent; drops resource references (see module doc)."""
 
@@ -256,7 +263,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     raw_inputs=rpc.deserialize_properties(request.object),
                     dependencies=tuple(request.dependencies),
                     provider=request.provider or None,
-                    delete_timeout=request.customTimeouts.delete,
+                    custom_timeouts=_custom_timeouts(request),
                 )
             )
         return response

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from program_runs import CR_TYPE, run_main
 
-from mlcc.manifest.workload import DELETE_TIMEOUT
 from mlcc.plan.mocks import OfflineRun, Registration
 
 REPO = Path(__file__).resolve().parents[2]
@@ -81,4 +80,7 @@ def test_create_mode_stacks_delete_the_operator_addon_after_the_endpoints(
 
 
 def test_every_endpoint_waits_for_the_operators_finalizer_long_enough(run: OfflineRun) -> None:
-    assert {r.delete_timeout for r in run.of_type(CR_TYPE)} == {DELETE_TIMEOUT}
+    timeouts = [r.custom_timeouts for r in run.of_type(CR_TYPE)]
+    assert timeouts and all(
+        t == {"create": "10m", "update": "10m", "delete": "30m"} for t in timeouts
+    )

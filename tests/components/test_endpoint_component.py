@@ -88,10 +88,7 @@ def test_the_custom_resource_has_exactly_this_shape() -> None:
                 "hp.mlcc/engine-version": "0.5.17",
             },
             # pulumi-kubernetes's await: returns once the operator wrote a state (docs/deploy.md)
-            "annotations": {
-                "pulumi.com/waitFor": "jsonpath={.status.state}",
-                "pulumi.com/timeoutSeconds": "600",
-            },
+            "annotations": {"pulumi.com/waitFor": "jsonpath={.status.state}"},
         },
         "spec": {
             "modelName": "hp-dev",
