@@ -137,11 +137,11 @@ def _pause(
 ) -> None:
     """Until the endpoint changes or `seconds` pass; a dropped watch is waited out."""
     started = clock()
-    if snapshot is not None and snapshot.endpoint is not None:
-        version = (snapshot.endpoint.get("metadata") or {}).get("resourceVersion")
-        shown = str(version) if version else None
-        if cluster.wait_for_change(target.namespace, target.name, shown, seconds):
-            return
+    endpoint = snapshot.endpoint if snapshot is not None else None
+    # Without a resourceVersion a watch would start with the object as it is: no pause at all.
+    version = (endpoint.get("metadata") or {}).get("resourceVersion") if endpoint else None
+    if version and cluster.wait_for_change(target.namespace, target.name, str(version), seconds):
+        return
     stop.wait(max(0.0, seconds - (clock() - started)))
 
 

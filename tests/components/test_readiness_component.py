@@ -18,6 +18,7 @@ import pytest
 import verify_samples as s
 import yaml
 from fake_kube_api import FakeKubeApi, Scene
+from program_runs import run_main
 
 from mlcc.components.endpoint import InferenceEndpoint, InferenceEndpointArgs
 from mlcc.components.readiness import (
@@ -123,3 +124,9 @@ def test_a_preview_or_a_run_that_applied_nothing_does_not_wait(tmp_path: Path) -
         assert run_program(kubeconfig, applied=False) == NOT_WAITED
         assert run_program(kubeconfig, preview=True) in (NOT_WAITED, "")  # "": still unknown
         assert api.requests == []
+
+
+def test_wait_for_endpoints_false_declares_no_wait() -> None:
+    waiting = run_main(stack="dev").of_type("hp:index:EndpointsReadiness")
+    assert [r.name for r in waiting] == ["readiness"]
+    assert run_main({"hp:waitForEndpoints": "false"}).of_type("hp:index:EndpointsReadiness") == []

@@ -105,6 +105,8 @@ def _handler(api: FakeKubeApi) -> type[BaseHTTPRequestHandler]:
     core_prefix = f"/api/v1/namespaces/{NAMESPACE}"
 
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # watch streams are chunked, as the API server sends them
+
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
@@ -176,18 +178,23 @@ def _handler(api: FakeKubeApi) -> type[BaseHTTPRequestHandler]:
                 return
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             since = int(query.get("resourceVersion") or 0)
             deadline = time.monotonic() + float(query.get("timeoutSeconds") or 5)
-            while time.monotonic() < deadline and not api.released.is_set():
-                index = api.scene_index()
-                found = api.endpoint(index)
-                if found is not None and 100 + index > since:
-                    event = {"type": "MODIFIED", "object": found}
-                    self.wfile.write(json.dumps(event).encode() + b"\n")
-                    self.wfile.flush()
-                    since = 100 + index
-                time.sleep(0.02)
+            try:
+                while time.monotonic() < deadline and not api.released.is_set():
+                    index = api.scene_index()
+                    found = api.endpoint(index)
+                    if found is not None and 100 + index > since:
+                        line = json.dumps({"type": "MODIFIED", "object": found}).encode() + b"\n"
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(line), line))
+                        self.wfile.flush()
+                        since = 100 + index
+                    time.sleep(0.02)
+                self.wfile.write(b"0\r\n\r\n")
+            except OSError:  # the client stopped watching
+                pass
             self.close_connection = True
 
     return Handler

@@ -206,6 +206,15 @@ def test_a_deploy_that_never_completes_fails_at_the_timeout_with_the_state_reach
     assert 1.0 <= elapsed < 2.5
 
 
+def test_the_watch_ends_a_pause_as_soon_as_the_endpoint_changes(tmp_path: Path) -> None:
+    scenes = [Scene(0, d.endpoint("DeploymentInProgress"), [d.pod()]), serving_scene(0.4)]
+    slow_polls = WaitSettings(timeout_s=10.0, poll_s=4.0, grace_s=0.4, api_grace_s=0.6)
+    outcome, _, elapsed, api = run_story(tmp_path, scenes, settings=slow_polls)
+    assert outcome.serving
+    assert elapsed < 2  # not the 4 s poll: the MODIFIED event woke the loop
+    assert any("watch=" in r and "resourceVersion=100" in r for r in api.requests)
+
+
 def test_a_watch_that_drops_neither_stops_the_wait_nor_spins(tmp_path: Path) -> None:
     scenes = [Scene(0, d.endpoint("DeploymentInProgress"), [d.pod()]), serving_scene(1.0)]
     outcome, _, _, api = run_story(tmp_path, scenes, Behaviour(drop_watch=True))
