@@ -13,6 +13,7 @@ from mlcc.deploy import verify
 from mlcc.deploy.snapshot import LogRequest, Sign, Snapshot, Target, explaining_lines, one_line
 
 OOM_KILLED = "OOMKilled"
+CRASH_LOOP = "CrashLoopBackOff"
 UNSCHEDULABLE = "Unschedulable"
 
 _CRASH_ADVICE = (
@@ -131,6 +132,15 @@ def pod_signs(target: Target, snapshot: Snapshot) -> list[Sign]:
     return signs
 
 
+def _crashed_and_retrying(status: Mapping[str, Any]) -> bool:
+    last = (status.get("lastState") or {}).get("terminated") or {}
+    return (
+        bool(status.get("restartCount"))
+        and last.get("exitCode") not in (None, 0)
+        and not (status.get("ready"))
+    )
+
+
 def _container_signs(status: Mapping[str, Any], prefix: str, log_note: str) -> list[Sign]:
     container = status.get("name", "?")
     state, last = status.get("state") or {}, status.get("lastState") or {}
@@ -144,12 +154,18 @@ def _container_signs(status: Mapping[str, Any], prefix: str, log_note: str) -> l
             )
         ]
     reason = (state.get("waiting") or {}).get("reason")
+    if reason not in _STUCK_REASONS and _crashed_and_retrying(status):
+        # Between two back-offs the kubelet shows the restarted container running: the loop
+        # goes on, and so does the sign's time.
+        reason = CRASH_LOOP
     if reason not in _STUCK_REASONS:
         return []
     detail = one_line(str((state.get("waiting") or {}).get("message") or ""), 200)
     if terminated.get("exitCode") is not None:
         detail = f"exit code {terminated['exitCode']}" + (f", {detail}" if detail else "")
-    shown = f" ({detail})" if detail else ""
+    if reason == CRASH_LOOP and status.get("restartCount"):
+        detail += f", {status['restartCount']} restarts"
+    shown = f" ({detail.removeprefix(', ')})" if detail else ""
     return [
         Sign(
             f"{prefix}/{container}/{reason}",

@@ -116,6 +116,27 @@ def test_a_crash_loop_fails_with_the_wrappers_refusal_and_what_to_change(tmp_pat
     assert 0.3 + FAST.grace_s <= elapsed < 2.5
 
 
+def test_a_crash_loop_is_one_sign_while_the_restarted_engine_runs_between_back_offs(
+    tmp_path: Path,
+) -> None:
+    """The kubelet alternates CrashLoopBackOff and a running retry; the grace is not reset."""
+    logs = {(d.POD, d.WORKER, True): d.VLLM_VALUE_ERROR_LOG}
+    backoff = d.pod(
+        waiting=("CrashLoopBackOff", "back-off 10s"), terminated=d.crashed(1), restarts=1
+    )
+    retrying = d.pod(terminated=d.crashed(1), restarts=1)
+    scenes = [
+        Scene(0, d.endpoint("DeploymentInProgress"), [backoff], logs=logs),
+        Scene(0.25, d.endpoint("DeploymentInProgress"), [retrying], logs=logs),
+        Scene(0.5, d.endpoint("DeploymentInProgress"), [backoff], logs=logs),
+        Scene(0.75, d.endpoint("DeploymentInProgress"), [retrying], logs=logs),
+    ]
+    outcome, _, elapsed, _ = run_story(tmp_path, scenes)
+    assert "container model is in CrashLoopBackOff (exit code 1" in outcome.message
+    assert "ValueError: To serve at least one request" in outcome.message
+    assert FAST.grace_s <= elapsed < FAST.grace_s + 0.8
+
+
 def test_a_vllm_value_error_is_quoted_from_the_crashed_run(tmp_path: Path) -> None:
     crashing = d.pod(
         waiting=("CrashLoopBackOff", "back-off 10s"), terminated=d.crashed(1), restarts=1
