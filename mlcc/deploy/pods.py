@@ -20,13 +20,12 @@ _CRASH_ADVICE = (
     "fix what the engine log names (hp:engineArgs, hp:speculative*, hp:maxModelLen, hp:model), "
     "then run `pulumi up` again"
 )
+_IMAGE_ADVICE = "check hp:image (or that the built image was pushed) and that the nodes may pull it"
 # Container waiting reasons that waiting does not heal, and what to change for each.
 _STUCK_REASONS: dict[str, str] = {
-    "CrashLoopBackOff": _CRASH_ADVICE,
-    "ImagePullBackOff": "check hp:image (or that the built image was pushed) and that the "
-    "nodes may pull it",
-    "ErrImagePull": "check hp:image (or that the built image was pushed) and that the nodes may "
-    "pull it",
+    CRASH_LOOP: _CRASH_ADVICE,
+    "ImagePullBackOff": _IMAGE_ADVICE,
+    "ErrImagePull": _IMAGE_ADVICE,
     "InvalidImageName": "set hp:image to a valid image reference",
     "CreateContainerConfigError": "a Secret the pod reads is missing: check hp:hfToken",
     "CreateContainerError": "see `kubectl describe pod` for the container runtime's message",

@@ -75,16 +75,21 @@ def _int(value: object, default: int) -> int:
 
 
 def operator_message(endpoint: Mapping[str, Any]) -> str:
-    """What the operator says about its state: the deployment status, else a failing condition."""
+    """What the operator says about its state: the deployment status, else the conditions (a
+    failing one first, else the latest with a message)."""
     status = _status(endpoint)
-    deployment = status.get("deploymentStatus") or {}
+    deployment = status.get("deploymentStatus")
+    deployment = deployment if isinstance(deployment, Mapping) else {}
     parts = [str(deployment[k]) for k in ("reason", "message") if deployment.get(k)]
     if not parts:
-        for condition in status.get("conditions") or []:
-            if str(condition.get("status")) == "False" and condition.get("message"):
-                parts = [str(condition.get("reason") or ""), str(condition["message"])]
-                break
-    return one_line(": ".join(p for p in parts if p))
+        conditions = [
+            c for c in status.get("conditions") or [] if isinstance(c, Mapping) and c.get("message")
+        ]
+        failing = [c for c in conditions if str(c.get("status")) == "False"]
+        latest = sorted(conditions, key=lambda c: str(c.get("lastTransitionTime") or ""))
+        chosen = failing[:1] or latest[-1:]
+        parts = [str(c.get(k)) for c in chosen for k in ("reason", "message") if c.get(k)]
+    return one_line(": ".join(parts))
 
 
 # --- the whole endpoint --------------------------------------------------------------------

@@ -13,6 +13,7 @@ from mlcc.deploy.readiness import (
     desired_replicas,
     generation_observed,
     judge,
+    operator_message,
     read,
 )
 from mlcc.deploy.snapshot import LogRequest, Snapshot, Target, explaining_lines, one_line
@@ -80,3 +81,30 @@ def test_the_explaining_lines_prefer_the_wrappers_refusal_then_errors() -> None:
     assert explaining_lines("one\ntwo\nthree\n") == ["two", "three"]
     assert one_line("a\x00b\x1bc" + "x" * 400).startswith("a\\x00b\\x1bc")
     assert len(one_line("x" * 400)) == 303
+
+
+def test_the_operators_words_come_from_its_deployment_status_else_its_conditions() -> None:
+    failed = d.endpoint(FAILED_STATE, message="Deployment exceeded its progress deadline")
+    assert operator_message(failed) == (
+        "ProgressDeadlineExceeded: Deployment exceeded its progress deadline"
+    )
+    by_condition = d.endpoint(FAILED_STATE)
+    by_condition["status"]["conditions"] = [
+        {
+            "type": "Ready",
+            "status": "True",
+            "reason": "Ok",
+            "message": "was fine",
+            "lastTransitionTime": "2026-12-04T04:00:00Z",
+        },
+        {
+            "type": "DeploymentFailed",
+            "status": "True",
+            "reason": "ImagePull",
+            "message": "image not found",
+            "lastTransitionTime": "2026-12-04T04:05:00Z",
+        },
+    ]
+    assert operator_message(by_condition) == "ImagePull: image not found"
+    by_condition["status"]["conditions"][0]["status"] = "False"
+    assert operator_message(by_condition) == "Ok: was fine"
