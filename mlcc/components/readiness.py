@@ -113,6 +113,8 @@ async def _wait(args: EndpointsReadinessArgs, kubeconfig: Any, applied: list[Tar
 
     def run() -> list[Outcome]:
         config = json.loads(kubeconfig) if isinstance(kubeconfig, str) else kubeconfig
+        if not isinstance(config, Mapping):
+            raise AccessError("the stack's kubeconfig is not a kubeconfig (a map)")
         cluster = Cluster(api_client(config))
         return wait_for_endpoints(cluster, targets, args.settings, progress)
 

@@ -130,8 +130,9 @@ def api_client(
 ) -> Any:
     """A configured `kubernetes.client.ApiClient`, or AccessError.
 
-    `kubeconfig` is a file path, the kubeconfig itself (as Pulumi's EKS component exports it),
-    or None for $KUBECONFIG / ~/.kube/config, or the pod's service account inside a cluster.
+    `kubeconfig` is a file path, the kubeconfig itself as a map (Pulumi's EKS component exports
+    it as JSON), or None for $KUBECONFIG / ~/.kube/config, or the pod's service account inside a
+    cluster.
     """
     from kubernetes import client
     from kubernetes import config as kube_config
@@ -140,16 +141,24 @@ def api_client(
     if kubeconfig is None and _in_cluster():
         kube_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
         return _finish(client, configuration)
-    loaded = _kubeconfig_dict(kubeconfig)
+    loaded, file = _kubeconfig_dict(kubeconfig)
     plugin = exec_plugin(loaded, context)
     capture = _ExecMessages()
     failure: list[BaseException] = []
 
     def load() -> None:
         try:
-            kube_config.load_kube_config_from_dict(  # type: ignore[no-untyped-call]
-                config_dict=dict(loaded), context=context, client_configuration=configuration
-            )
+            if isinstance(kubeconfig, Mapping):
+                kube_config.load_kube_config_from_dict(  # type: ignore[no-untyped-call]
+                    config_dict=dict(loaded), context=context, client_configuration=configuration
+                )
+            else:  # from the file, so that relative certificate paths resolve next to it
+                kube_config.load_kube_config(  # type: ignore[no-untyped-call]
+                    config_file=str(file) if kubeconfig else None,
+                    context=context,
+                    client_configuration=configuration,
+                    persist_config=False,
+                )
         except BaseException as error:  # reported by the caller's thread
             failure.append(error)
 
@@ -185,11 +194,10 @@ def _in_cluster() -> bool:
     return "KUBERNETES_SERVICE_HOST" in os.environ and not default.exists()
 
 
-def _kubeconfig_dict(kubeconfig: str | Mapping[str, Any] | None) -> Mapping[str, Any]:
+def _kubeconfig_dict(kubeconfig: str | Mapping[str, Any] | None) -> tuple[Mapping[str, Any], Path]:
+    """The kubeconfig as a map (to find its exec plugin), and the file it came from."""
     if isinstance(kubeconfig, Mapping):
-        return kubeconfig
-    if kubeconfig is not None and kubeconfig.lstrip().startswith("{"):
-        return _mapping(json.loads(kubeconfig), "the kubeconfig")
+        return kubeconfig, Path()
     path = kubeconfig or os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0]
     file = Path(path).expanduser()
     if file.exists() and not file.is_file():  # a FIFO would block the read forever
@@ -199,7 +207,7 @@ def _kubeconfig_dict(kubeconfig: str | Mapping[str, Any] | None) -> Mapping[str,
     except (OSError, UnicodeDecodeError) as error:
         raise AccessError(f"cannot read kubeconfig {file}: {one_line(str(error), 200)}") from None
     try:
-        return _mapping(yaml.safe_load(text), f"kubeconfig {file}")
+        return _mapping(yaml.safe_load(text), f"kubeconfig {file}"), file
     except yaml.YAMLError as error:
         raise AccessError(f"kubeconfig {file} is not YAML: {one_line(str(error), 200)}") from None
 
