@@ -67,7 +67,7 @@ def _status_message(body: object) -> str:
     """The `message` of a Kubernetes Status body, if the body is one."""
     try:
         decoded = json.loads(body) if isinstance(body, (str, bytes)) else None
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deep to decode
         return ""
     return str(decoded.get("message") or "") if isinstance(decoded, dict) else ""
 

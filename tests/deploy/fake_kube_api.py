@@ -4,7 +4,8 @@ It serves what the deploy wait reads, shaped as the API serves it: the Inference
 (GET and `?watch=true` streams of newline-delimited watch events), PodList, EventList (core/v1),
 pod logs (`previous=true` for the crashed run, 400 when a container has none), Status bodies for
 errors. A story is a list of `Scene`s, each shown from `at` seconds after the first request.
-Answers can be turned into 401, 500, a dropped watch, or no answer at all (`hang`).
+Answers can be turned into 401, 500, a dropped watch, no answer at all (`hang`), or any raw
+answer (`raw`: status, content type, body) for hostile-input tests.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ class Scene:
 class Behaviour:
     answer: Answer = "ok"
     drop_watch: bool = False  # close every watch stream at once, with no event
+    raw: tuple[int, str, bytes] | None = None  # this answer to every request
 
 
 def status_body(code: int, reason: str, message: str) -> bytes:
@@ -115,6 +117,9 @@ def _handler(api: FakeKubeApi) -> type[BaseHTTPRequestHandler]:
             query = {k: v[-1] for k, v in parse_qs(url.query).items()}
             with api._lock:
                 api.requests.append(self.path)
+            if api.behaviour.raw is not None:
+                self._send(api.behaviour.raw[0], api.behaviour.raw[2], api.behaviour.raw[1])
+                return
             if api.behaviour.answer == "hang":
                 api.released.wait(30)
                 return

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import stat
@@ -14,6 +15,8 @@ import deploy_samples as d
 import pytest
 import verify_samples as s
 from fake_kube_api import TOKEN, Behaviour, FakeKubeApi, Scene
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mlcc.cli import verify as verify_cli
 from mlcc.deploy.cluster import AccessError, Cluster, api_client
@@ -233,3 +236,49 @@ def test_exec_plugin_path_lookup_uses_path(tmp_path: Path, monkeypatch: pytest.M
         kubeconfig = api.kubeconfig(tmp_path / "kc", user=exec_user(script.name))
         with pytest.raises(AccessError, match="exec plugin `get-token eks get-token` failed"):
             api_client(str(kubeconfig))
+
+
+HOSTILE_BODIES = st.one_of(
+    st.binary(max_size=200),
+    st.just(b"\xff\xfe not utf-8 \x80"),
+    st.just(b"[" * 5000 + b"]" * 5000),
+    st.just(b'{"kind": "Status", "code": ' + b"9" * 5000 + b"}"),
+    st.just(b'{"metadata": "x", "status": [1, 2], "spec": "y"}'),
+    st.just(b'{"status": {"state": "DeploymentComplete", "selector": 7}}'),
+    st.builds(lambda n: b'{"items": ' + json.dumps([{"metadata": n}]).encode() + b"}", st.text()),
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    status=st.sampled_from([200, 201, 204, 301, 400, 401, 403, 404, 409, 429, 500, 502, 503]),
+    content_type=st.sampled_from(["application/json", "text/plain", "application/octet-stream"]),
+    body=HOSTILE_BODIES,
+    wait=st.booleans(),
+)
+def test_any_answer_of_the_api_ends_verify_with_lines_not_a_traceback(
+    project: Path,
+    capsys: pytest.CaptureFixture[str],
+    status: int,
+    content_type: str,
+    body: bytes,
+    wait: bool,
+) -> None:
+    with FakeKubeApi([SERVING], Behaviour(raw=(status, content_type, body))) as api:
+        started = time.monotonic()
+        code = verify(
+            project,
+            api,
+            "--request-timeout",
+            "1",
+            *(["--wait", "--timeout", "0.02"] if wait else []),
+        )
+        elapsed = time.monotonic() - started
+    out, err = capsys.readouterr()
+    assert code in (0, 1)
+    assert elapsed < 10
+    assert "Traceback" not in out + err
+    lines = out.splitlines()
+    assert lines and all(line.startswith(("PASS ", "FAIL ", "  ", "hp-dev:")) for line in lines)
