@@ -21,7 +21,13 @@ from typing import Any, Protocol
 from mlcc.cli import verify_wait
 from mlcc.config import stack as stack_config
 from mlcc.config.endpoints import EndpointConfig
-from mlcc.deploy.cluster import DEFAULT_REQUEST_TIMEOUT_S, Cluster, api_client, api_reason
+from mlcc.deploy.cluster import (
+    DEFAULT_REQUEST_TIMEOUT_S,
+    Cluster,
+    api_client,
+    api_reason,
+    within,
+)
 from mlcc.deploy.verify import (
     GROUP,
     PLURAL,
@@ -245,8 +251,15 @@ def observe(apis: KubernetesApis, namespace: str, name: str) -> Observed:
 
 def _get_endpoint(apis: KubernetesApis, namespace: str, name: str) -> dict[str, Any] | None:
     try:
-        found = apis.custom.get_namespaced_custom_object(
-            GROUP, VERSION, namespace, PLURAL, name, _request_timeout=apis.timeout
+        found = within(
+            apis.request_timeout_s,
+            apis.custom.get_namespaced_custom_object,
+            GROUP,
+            VERSION,
+            namespace,
+            PLURAL,
+            name,
+            _request_timeout=apis.timeout,
         )
     except Exception as error:
         if getattr(error, "status", None) == 404:
@@ -263,8 +276,12 @@ def _list_pods(
 ) -> list[Mapping[str, Any]]:
     try:
         pod_list = apis.to_dict(
-            apis.core.list_namespaced_pod(
-                namespace, label_selector=label_selector, _request_timeout=apis.timeout
+            within(
+                apis.request_timeout_s,
+                apis.core.list_namespaced_pod,
+                namespace,
+                label_selector=label_selector,
+                _request_timeout=apis.timeout,
             )
         )
     except Exception as error:
@@ -285,8 +302,13 @@ def _read_logs(
         name = pod_name(pod)
         try:
             logs[name] = str(
-                apis.core.read_namespaced_pod_log(
-                    name, namespace, container=container["name"], _request_timeout=apis.timeout
+                within(
+                    apis.request_timeout_s,
+                    apis.core.read_namespaced_pod_log,
+                    name,
+                    namespace,
+                    container=container["name"],
+                    _request_timeout=apis.timeout,
                 )
             )
         except Exception as error:

@@ -9,6 +9,7 @@ credentials. The `kubernetes` package is imported inside the functions, so calle
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -55,6 +56,8 @@ def api_reason(error: BaseException, timeout_s: float) -> str:
         said = _status_message(getattr(error, "body", None))
         shown = f": {said}" if said and said != reason else ""
         return one_line(f"{status} {reason}{shown}", 240)
+    if isinstance(error, DeadlineExceeded):
+        return str(error)
     text = f"{type(error).__name__}: {error}"
     if "timed out" in text.lower() or "Timeout" in text:
         return f"no answer within {timeout_s:g} s"
@@ -221,6 +224,36 @@ def _mapping(value: object, what: str) -> Mapping[str, Any]:
 # --- requests ------------------------------------------------------------------------------
 
 
+class DeadlineExceeded(Exception):
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"no complete answer within {seconds:g} s")
+
+
+def within(seconds: float, request: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """`request(...)`, or DeadlineExceeded once it has run `seconds` (twice for connect + read).
+
+    The client's timeouts bound each socket operation, not the answer: a server trickling a
+    byte at a time would hold a request forever. The request runs in a daemon thread.
+    """
+    result: list[Any] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            result.append(request(*args, **kwargs))
+        except BaseException as error:  # re-raised in the caller's thread
+            failure.append(error)
+
+    worker = threading.Thread(target=run, daemon=True, name="kubernetes-request")
+    worker.start()
+    worker.join(2 * seconds)
+    if worker.is_alive():
+        raise DeadlineExceeded(2 * seconds)
+    if failure:
+        raise failure[0]
+    return result[0]
+
+
 class Cluster:
     """The reads the deploy wait makes, each with `request_timeout_s`; results as JSON dicts."""
 
@@ -239,8 +272,9 @@ class Cluster:
         self._clock = clock
 
     def _call(self, what: str, request: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        timeout = (self.timeout_s, self.timeout_s)
         try:
-            return request(*args, _request_timeout=(self.timeout_s, self.timeout_s), **kwargs)
+            return within(self.timeout_s, request, *args, _request_timeout=timeout, **kwargs)
         except Exception as error:
             status = getattr(error, "status", None)
             reason = api_reason(error, self.timeout_s)
@@ -323,10 +357,12 @@ class Cluster:
             _request_timeout=(self.timeout_s, max(seconds, 0.01)),
         )
         try:
-            event = next(stream, None)
+            event = within(seconds, next, stream, None)
         except Exception:  # dropped, refused, an ERROR event, or no event before the timeout
             event = None
         finally:
             watcher.stop()  # type: ignore[no-untyped-call]
-            stream.close()
+            # ValueError: still reading in `within`'s thread, which ends with the socket.
+            with contextlib.suppress(ValueError):
+                stream.close()
         return event is not None or self._clock() - started >= seconds * 0.9

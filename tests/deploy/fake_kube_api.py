@@ -44,6 +44,7 @@ class Behaviour:
     answer: Answer = "ok"
     drop_watch: bool = False  # close every watch stream at once, with no event
     raw: tuple[int, str, bytes] | None = None  # this answer to every request
+    trickle: bool = False  # answer one byte every 0.2 s
 
 
 def status_body(code: int, reason: str, message: str) -> bytes:
@@ -153,7 +154,14 @@ def _handler(api: FakeKubeApi) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            if not api.behaviour.trickle:
+                self.wfile.write(body)
+                return
+            for index in range(len(body)):
+                if api.released.wait(0.2):
+                    return
+                self.wfile.write(body[index : index + 1])
+                self.wfile.flush()
 
         def _endpoint(self, name: str, index: int) -> None:
             found = api.endpoint(index)

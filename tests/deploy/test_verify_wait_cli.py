@@ -139,6 +139,21 @@ def test_an_api_server_that_never_answers_ends_verify_within_its_request_timeout
     )
 
 
+def test_an_api_server_that_trickles_its_answer_is_given_up_on_too(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each byte comes within the read timeout; the answer never completes in time."""
+    started = time.monotonic()
+    with FakeKubeApi([SERVING], Behaviour(trickle=True)) as api:
+        assert verify(project, api, "--request-timeout", "0.5") == 1
+    assert time.monotonic() - started < 3
+    (line,) = capsys.readouterr().out.splitlines()
+    assert line == (
+        "FAIL cluster: cannot read inferenceendpointconfigs/hp-dev in inference: "
+        "no complete answer within 1 s"
+    )
+
+
 def test_verify_without_wait_reads_through_the_real_client(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
