@@ -21,13 +21,8 @@ from typing import Any, Protocol
 from mlcc.cli import verify_wait
 from mlcc.config import stack as stack_config
 from mlcc.config.endpoints import EndpointConfig
-from mlcc.deploy.cluster import (
-    DEFAULT_REQUEST_TIMEOUT_S,
-    Cluster,
-    api_client,
-    api_reason,
-    within,
-)
+from mlcc.deploy.cluster import DEFAULT_REQUEST_TIMEOUT_S, Cluster, api_reason, within
+from mlcc.deploy.kubeconfig import api_client
 from mlcc.deploy.verify import (
     GROUP,
     PLURAL,

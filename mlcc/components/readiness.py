@@ -24,7 +24,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from mlcc.config.endpoints import EndpointConfig
-from mlcc.deploy.cluster import AccessError, Cluster, api_client
+from mlcc.deploy.cluster import Cluster
+from mlcc.deploy.kubeconfig import AccessError, api_client
 from mlcc.deploy.snapshot import Target
 from mlcc.deploy.verify import Expectation, expectation_for
 from mlcc.deploy.waiter import Outcome, WaitSettings, wait_for_endpoints

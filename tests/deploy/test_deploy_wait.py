@@ -15,7 +15,8 @@ import pytest
 import verify_samples as s
 from fake_kube_api import Behaviour, FakeKubeApi, Scene
 
-from mlcc.deploy.cluster import Cluster, api_client
+from mlcc.deploy.cluster import Cluster
+from mlcc.deploy.kubeconfig import api_client
 from mlcc.deploy.snapshot import Target
 from mlcc.deploy.waiter import Outcome, WaitSettings, failures, wait_for_endpoints
 

@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mlcc.cli import verify as verify_cli
-from mlcc.deploy.cluster import AccessError, Cluster, api_client
+from mlcc.deploy.cluster import Cluster
+from mlcc.deploy.kubeconfig import AccessError, api_client
 from mlcc.deploy.snapshot import Target
 from mlcc.deploy.waiter import WaitSettings, failures, wait_for_endpoints
 
