@@ -3,8 +3,10 @@
 Reads the stack file for what is expected, the cluster for what runs (the
 InferenceEndpointConfig, its pods, their engine logs), prints one `PASS|FAIL <check>: <detail>`
 line per check and exits 0 only when every check passes (1 otherwise, 2 on a usage error).
-The decisions are in `mlcc.deploy.verify`; this module only fetches. The `kubernetes` client is
-imported inside `kubernetes_apis`, so the rest of the CLI starts without it.
+The decisions are in `mlcc.deploy.verify`; this module only fetches, each request bounded by
+`--request-timeout`. `--wait` first runs the deploy wait of `pulumi up` (mlcc/cli/verify_wait.py).
+The `kubernetes` client is imported inside `kubernetes_apis`, so the rest of the CLI starts
+without it.
 """
 
 from __future__ import annotations
