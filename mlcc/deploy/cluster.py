@@ -149,9 +149,14 @@ class Cluster:
         )
         return list(self._api_client.sanitize_for_serialization(found).get("items") or [])
 
-    def events(self, namespace: str) -> list[dict[str, Any]]:
+    def events(self, namespace: str, name: str) -> list[dict[str, Any]]:
+        """The events about one object (the API filters them, a busy namespace has many)."""
         found = self._call(
-            f"list events in {namespace}", self.core.list_namespaced_event, namespace, limit=500
+            f"list the events of {name} in {namespace}",
+            self.core.list_namespaced_event,
+            namespace,
+            field_selector=f"involvedObject.name={name}",
+            limit=100,
         )
         return list(self._api_client.sanitize_for_serialization(found).get("items") or [])
 

@@ -1,8 +1,8 @@
 """The deploy wait: read each endpoint until it serves, fails or runs out of time.
 
 The same function runs inside `pulumi up` (mlcc/components/readiness.py) and in
-`mlcc verify --wait`. Each round reads the InferenceEndpointConfig, its pods, the namespace's
-events and the worker logs a decision needs (`readiness.logs_wanted`), and asks
+`mlcc verify --wait`. Each round reads the InferenceEndpointConfig, its pods, the events about
+each of them and the worker logs a decision needs (`pods.logs_wanted`), and asks
 `readiness.read`/`judge`. Between rounds it watches the endpoint, so a state change ends the pause
 early; a watch that drops is waited out. A request that fails with 401/403 ends the wait at once;
 other API failures are retried until they have lasted `api_grace_s`.
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from mlcc.config.deploy_wait import DEFAULT_TIMEOUT_MINUTES
 from mlcc.deploy import readiness, verify
 from mlcc.deploy.cluster import ApiError, Cluster
-from mlcc.deploy.pods import logs_wanted
+from mlcc.deploy.pods import live_pods, logs_wanted
 from mlcc.deploy.readiness import Reading
 from mlcc.deploy.snapshot import Snapshot, Target, one_line
 
@@ -68,7 +68,8 @@ def observe(cluster: Cluster, target: Target) -> Snapshot:
     pods: Sequence[dict[str, object]] = cluster.pods(target.namespace, selector)
     if not selector:
         pods = [dict(p) for p in verify.pods_by_name_prefix(pods, target.name)]
-    events = cluster.events(target.namespace)
+    names = [target.name, *(verify.pod_name(p) for p in live_pods(pods))]
+    events = [e for name in names for e in cluster.events(target.namespace, name)]
     logs = {}
     for request in logs_wanted(endpoint, pods):
         text = cluster.log(target.namespace, request.pod, request.container, request.previous)

@@ -141,7 +141,9 @@ def _handler(api: FakeKubeApi) -> type[BaseHTTPRequestHandler]:
             elif url.path == f"{core_prefix}/pods":
                 self._list("PodList", scene.pods)
             elif url.path == f"{core_prefix}/events":
-                self._list("EventList", scene.events)
+                about = query.get("fieldSelector", "").removeprefix("involvedObject.name=")
+                named = [e for e in scene.events if e["involvedObject"]["name"] == about]
+                self._list("EventList", named if about else scene.events)
             elif url.path.startswith(f"{core_prefix}/pods/") and url.path.endswith("/log"):
                 self._log(url.path.split("/")[-2], query, scene)
             else:
