@@ -6,8 +6,10 @@ from mlcc.bench.access import port_forward_commands
 from mlcc.components import program as deployment
 from mlcc.components.endpoint import InferenceEndpoint, InferenceEndpointArgs
 from mlcc.components.namespace import EndpointNamespace, EndpointNamespaceArgs
+from mlcc.components.readiness import EndpointsReadiness, EndpointsReadinessArgs, ReadinessTarget
 from mlcc.components.recommendation_job import recommendation_job, speculative_for_endpoint
 from mlcc.config import stack as config
+from mlcc.deploy.waiter import WaitSettings
 from mlcc.manifest import workload
 
 stack_config = config.from_pulumi().config
@@ -29,6 +31,7 @@ job = recommendation_job(
 # `kubectl port-forward` lines for `mlcc bench`: local ports 8080, 8081, ... in endpoint order.
 forwards = port_forward_commands(stack_config.namespace, [e.name for e in stack_config.endpoints])
 summaries: dict[str, dict[str, pulumi.Output[str]]] = {}
+readiness: list[ReadinessTarget] = []
 for endpoint in stack_config.endpoints:
     wiring = speculative_for_endpoint(
         None if endpoint.baseline_of else job,
@@ -46,6 +49,9 @@ for endpoint in stack_config.endpoints:
         ),
         opts=k8s,
     )
+    readiness.append(
+        ReadinessTarget(component.custom_resource, stack_config.namespace, endpoint, wiring.spec)
+    )
     summaries[endpoint.name] = {
         "speculativeAlgorithm": wiring.spec.apply(lambda s: s.algorithm if s else "off"),
         "speculativeSource": wiring.source,  # explicit | recommendation | none
@@ -53,6 +59,11 @@ for endpoint in stack_config.endpoints:
         "verifyLogCommand": pulumi.Output.from_input(component.verify_commands["log"]),
         "portForwardCommand": pulumi.Output.from_input(forwards[endpoint.name]),
     }
+
+# `pulumi up` ends when every endpoint serves, or fails with the reason (docs/deploy.md).
+if stack_config.deploy_wait.wait:
+    wait = WaitSettings(timeout_s=stack_config.deploy_wait.timeout_seconds)
+    EndpointsReadiness("readiness", EndpointsReadinessArgs(readiness, platform.kubeconfig, wait))
 
 for output_name, value in platform.outputs.items():
     pulumi.export(output_name, value)

@@ -3,8 +3,10 @@
 Reads the stack file for what is expected, the cluster for what runs (the
 InferenceEndpointConfig, its pods, their engine logs), prints one `PASS|FAIL <check>: <detail>`
 line per check and exits 0 only when every check passes (1 otherwise, 2 on a usage error).
-The decisions are in `mlcc.deploy.verify`; this module only fetches. The `kubernetes` client is
-imported inside `kubernetes_apis`, so the rest of the CLI starts without it.
+The decisions are in `mlcc.deploy.verify`; this module only fetches, each request bounded by
+`--request-timeout`. `--wait` first runs the deploy wait of `pulumi up` (mlcc/cli/verify_wait.py).
+The `kubernetes` client is imported inside `kubernetes_apis`, so the rest of the CLI starts
+without it.
 """
 
 from __future__ import annotations
@@ -14,11 +16,15 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
+from mlcc.cli import verify_wait
 from mlcc.config import stack as stack_config
 from mlcc.config.endpoints import EndpointConfig
+from mlcc.deploy.cluster import DEFAULT_REQUEST_TIMEOUT_S, Cluster, api_reason, within
+from mlcc.deploy.kubeconfig import api_client
 from mlcc.deploy.verify import (
     GROUP,
     PLURAL,
@@ -33,22 +39,40 @@ from mlcc.deploy.verify import (
     verify_endpoint,
     worker_container,
 )
+from mlcc.deploy.waiter import WaitSettings
 from mlcc.stackfiles import resolve as stackfiles
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
+Timeout = tuple[float, float]  # the client's `_request_timeout`: (connect, read) seconds
+
+
 class CustomObjectsApi(Protocol):
     def get_namespaced_custom_object(
-        self, group: str, version: str, namespace: str, plural: str, name: str
+        self,
+        group: str,
+        version: str,
+        namespace: str,
+        plural: str,
+        name: str,
+        *,
+        _request_timeout: Timeout = ...,
     ) -> Any: ...
 
 
 class CoreV1Api(Protocol):
-    def list_namespaced_pod(self, namespace: str, *, label_selector: str | None = ...) -> Any: ...
+    def list_namespaced_pod(
+        self, namespace: str, *, label_selector: str | None = ..., _request_timeout: Timeout = ...
+    ) -> Any: ...
 
     def read_namespaced_pod_log(
-        self, name: str, namespace: str, *, container: str | None = ...
+        self,
+        name: str,
+        namespace: str,
+        *,
+        container: str | None = ...,
+        _request_timeout: Timeout = ...,
     ) -> Any: ...
 
 
@@ -58,6 +82,12 @@ class KubernetesApis:
     core: CoreV1Api
     # API objects -> the JSON shape (camelCase keys) that mlcc.deploy.verify reads.
     to_dict: Callable[[Any], Any]
+    request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S  # every request's, connect and read
+    cluster: Cluster | None = None  # the deploy wait's reads (--wait), on the same client
+
+    @property
+    def timeout(self) -> Timeout:
+        return (self.request_timeout_s, self.request_timeout_s)
 
 
 ApiFactory = Callable[[str | None, str | None], KubernetesApis]
@@ -92,12 +122,25 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--context", help="kubeconfig context; default: the current one")
     parser.add_argument(
+        "--request-timeout",
+        type=verify_wait.seconds,
+        default=DEFAULT_REQUEST_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"give up on a Kubernetes API request after this long (default: "
+        f"{DEFAULT_REQUEST_TIMEOUT_S:g})",
+    )
+    verify_wait.add_arguments(parser)
+    parser.add_argument(
         "--project-dir", type=Path, default=Path("."), help="folder with Pulumi.yaml (default: .)"
     )
     parser.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace, api_factory: ApiFactory | None = None) -> int:
+def run(
+    args: argparse.Namespace,
+    api_factory: ApiFactory | None = None,
+    wait_timings: WaitSettings | None = None,
+) -> int:
     try:
         config, region = _load_config(args.project_dir, args.stack)
     except UsageError as error:
@@ -118,10 +161,17 @@ def run(args: argparse.Namespace, api_factory: ApiFactory | None = None) -> int:
         )
         return EXIT_USAGE
     try:
-        apis = (api_factory or kubernetes_apis)(args.kubeconfig, args.context)
+        factory = api_factory or partial(kubernetes_apis, request_timeout_s=args.request_timeout)
+        apis = factory(args.kubeconfig, args.context)
     except Exception as error:  # the client's ConfigException and file errors alike
         print(kube_access_error(args.kubeconfig, config.stack, region, error), file=sys.stderr)
         return EXIT_FAILED
+    if args.wait:
+        minutes = args.timeout or config.deploy_wait.timeout_minutes
+        if apis.cluster is None or not verify_wait.wait(
+            apis.cluster, namespace, endpoints, minutes, wait_timings
+        ):
+            return EXIT_FAILED
     passed = [_verify_one(apis, namespace, endpoint, len(endpoints) > 1) for endpoint in endpoints]
     return EXIT_OK if all(passed) else EXIT_FAILED
 
@@ -198,12 +248,23 @@ def observe(apis: KubernetesApis, namespace: str, name: str) -> Observed:
 
 def _get_endpoint(apis: KubernetesApis, namespace: str, name: str) -> dict[str, Any] | None:
     try:
-        found = apis.custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)
+        found = within(
+            apis.request_timeout_s,
+            apis.custom.get_namespaced_custom_object,
+            GROUP,
+            VERSION,
+            namespace,
+            PLURAL,
+            name,
+            _request_timeout=apis.timeout,
+        )
     except Exception as error:
         if getattr(error, "status", None) == 404:
             return None
-        reason = _api_reason(error)
+        reason = api_reason(error, apis.request_timeout_s)
         raise ClusterError(f"cannot read {PLURAL}/{name} in {namespace}: {reason}") from None
+    if not isinstance(found, Mapping):
+        raise ClusterError(f"cannot read {PLURAL}/{name} in {namespace}: the answer is no object")
     return dict(found)
 
 
@@ -212,10 +273,17 @@ def _list_pods(
 ) -> list[Mapping[str, Any]]:
     try:
         pod_list = apis.to_dict(
-            apis.core.list_namespaced_pod(namespace, label_selector=label_selector)
+            within(
+                apis.request_timeout_s,
+                apis.core.list_namespaced_pod,
+                namespace,
+                label_selector=label_selector,
+                _request_timeout=apis.timeout,
+            )
         )
     except Exception as error:
-        raise ClusterError(f"cannot list pods in {namespace}: {_api_reason(error)}") from None
+        reason = api_reason(error, apis.request_timeout_s)
+        raise ClusterError(f"cannot list pods in {namespace}: {reason}") from None
     return list(pod_list.get("items") or [])
 
 
@@ -231,38 +299,35 @@ def _read_logs(
         name = pod_name(pod)
         try:
             logs[name] = str(
-                apis.core.read_namespaced_pod_log(name, namespace, container=container["name"])
+                within(
+                    apis.request_timeout_s,
+                    apis.core.read_namespaced_pod_log,
+                    name,
+                    namespace,
+                    container=container["name"],
+                    _request_timeout=apis.timeout,
+                )
             )
         except Exception as error:
-            errors[name] = _api_reason(error)
+            errors[name] = api_reason(error, apis.request_timeout_s)
     return logs, errors
 
 
-def _api_reason(error: Exception) -> str:
-    status, reason = getattr(error, "status", None), getattr(error, "reason", None)
-    return f"{status} {reason}" if status else str(error)
-
-
-def kubernetes_apis(kubeconfig: str | None, context: str | None) -> KubernetesApis:
+def kubernetes_apis(
+    kubeconfig: str | None,
+    context: str | None,
+    request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S,
+) -> KubernetesApis:
     """The official client, configured from --kubeconfig, $KUBECONFIG, ~/.kube/config, or the
-    pod's service account when run inside the cluster without a kubeconfig."""
+    pod's service account when run inside the cluster without a kubeconfig; a failing exec
+    plugin is one AccessError line naming it (mlcc.deploy.cluster)."""
     from kubernetes import client
-    from kubernetes import config as kube_config
 
-    in_cluster = (
-        not kubeconfig
-        and "KUBERNETES_SERVICE_HOST" in os.environ
-        and not Path(os.environ.get("KUBECONFIG", "~/.kube/config")).expanduser().exists()
-    )
-    if in_cluster:
-        kube_config.load_incluster_config()  # type: ignore[no-untyped-call]
-        api_client = client.ApiClient()
-    else:
-        api_client = kube_config.new_client_from_config(  # type: ignore[no-untyped-call]
-            config_file=kubeconfig, context=context
-        )
+    api = api_client(kubeconfig, context)
     return KubernetesApis(
-        custom=client.CustomObjectsApi(api_client),
-        core=client.CoreV1Api(api_client),
-        to_dict=api_client.sanitize_for_serialization,
+        custom=client.CustomObjectsApi(api),
+        core=client.CoreV1Api(api),
+        to_dict=api.sanitize_for_serialization,
+        request_timeout_s=request_timeout_s,
+        cluster=Cluster(api, request_timeout_s),
     )

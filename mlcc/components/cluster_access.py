@@ -25,9 +25,10 @@ class ExistingClusterAccess(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("hp:index:ExistingClusterAccess", name, None, opts)
+        self.kubeconfig = kubeconfig_json(args.cluster)
         self.provider = k8s.Provider(
             name,
-            kubeconfig=kubeconfig_json(args.cluster),
+            kubeconfig=self.kubeconfig,
             enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self),
         )

@@ -69,6 +69,7 @@ class EksCluster(pulumi.ComponentResource):
     oidc_issuer: pulumi.Output[str]
     cluster_security_group_id: pulumi.Output[str]
     provider: k8s.Provider
+    kubeconfig: pulumi.Output[str]  # a secret: what the provider and the deploy wait use
     # Add-ons whose pods run on CPU nodes (CoreDNS, cert-manager, the operator) wait for these.
     system_nodes: eks.ManagedNodeGroup
 
@@ -150,9 +151,10 @@ class EksCluster(pulumi.ComponentResource):
             tags=dict(args.tags),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.system_nodes]),
         )
+        self.kubeconfig = cluster.kubeconfig_json
         self.provider = k8s.Provider(
             f"{name}-k8s",
-            kubeconfig=cluster.kubeconfig_json,
+            kubeconfig=self.kubeconfig,
             enable_server_side_apply=True,
             opts=child,
         )

@@ -16,6 +16,8 @@ import pulumi_kubernetes as k8s
 from mlcc.manifest.operator import REPLACED_PATHS
 from mlcc.manifest.workload import (
     API_VERSION,
+    AWAIT_ANNOTATIONS,
+    AWAIT_TIMEOUTS,
     KIND,
     Workload,
     endpoint_spec,
@@ -52,7 +54,10 @@ class InferenceEndpoint(pulumi.ComponentResource):
             api_version=API_VERSION,
             kind=KIND,
             metadata=k8s.meta.v1.ObjectMetaArgs(
-                name=workload.endpoint_name, namespace=workload.namespace, labels=labels(workload)
+                name=workload.endpoint_name,
+                namespace=workload.namespace,
+                labels=labels(workload),
+                annotations=AWAIT_ANNOTATIONS,
             ),
             spec=cr_spec,
             opts=pulumi.ResourceOptions(
@@ -60,6 +65,7 @@ class InferenceEndpoint(pulumi.ComponentResource):
                 depends_on=list(args.depends_on),
                 # The operator rejects adding or removing routing in place: replace instead.
                 replace_on_changes=list(REPLACED_PATHS),
+                custom_timeouts=pulumi.CustomTimeouts(**AWAIT_TIMEOUTS),
             ),
         )
         self.endpoint_name = pulumi.Output.from_input(workload.endpoint_name)

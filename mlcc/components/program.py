@@ -43,6 +43,7 @@ class Platform:
 
     images: dict[EngineRelease, Image]
     k8s_provider: k8s.Provider
+    kubeconfig: pulumi.Output[str]  # of k8s_provider, for the deploy wait
     endpoint_depends_on: list[pulumi.Resource] = field(default_factory=list)
     outputs: dict[str, pulumi.Output[str]] = field(default_factory=dict)
 
@@ -62,7 +63,7 @@ def _existing(config: StackConfig, cluster: ExistingCluster) -> Platform:
     access = ExistingClusterAccess("existing-cluster", ExistingClusterAccessArgs(existing))
     # The same outputs as create mode, so `aws eks update-kubeconfig` works in both.
     outputs = {**_image_outputs(images), "eksClusterName": existing.eks_cluster_name}
-    return Platform(images, access.provider, outputs=outputs)
+    return Platform(images, access.provider, access.kubeconfig, outputs=outputs)
 
 
 def _warn_if_types_missing(wanted: list[str], available: list[str]) -> None:
@@ -186,6 +187,7 @@ def _create(
     return Platform(
         images,
         eks.provider,
+        eks.kubeconfig,
         endpoint_depends_on=[operator.addon],
         outputs={
             **_image_outputs(images),

@@ -81,7 +81,6 @@ class OperatorSettings:
     sagemaker_endpoint: bool = True
     data_capture: Mapping[str, object] = field(default_factory=dict)
     load_balancer: Mapping[str, object] = field(default_factory=dict)
-    max_deploy_time: int | None = None
     model_version: str | None = None
     endpoint_tags: tuple[tuple[str, str], ...] = ()
     env: tuple[tuple[str, str], ...] = ()
@@ -115,7 +114,6 @@ def parse_operator_settings(reader: Reader) -> OperatorSettings:
         sagemaker_endpoint=reader.boolean("sagemakerEndpoint"),
         data_capture=fields.crd_object(reader, "dataCapture", DATA_CAPTURE_FIELDS),
         load_balancer=fields.load_balancer(reader),
-        max_deploy_time=fields.bounded(reader, "maxDeployTime", 60, 2**31 - 1),
         model_version=fields.pattern(reader, "modelVersion", MODEL_VERSION, "major.minor.patch"),
         endpoint_tags=_endpoint_tags(reader),
         env=_env(reader),

@@ -95,13 +95,6 @@ ROWS: tuple[Row, ...] = (
         True,
     ),
     (
-        "maxDeployTime",
-        None,
-        "",
-        "Seconds the operator allows a deployment to complete (integer); empty = 3600.",
-        True,
-    ),
-    (
         "modelVersion",
         "string",
         "",

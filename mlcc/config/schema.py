@@ -180,6 +180,21 @@ _STACK_KEYS: tuple[Key, ...] = (
         "images/<engine> and push it to this stack's ECR repository.",
     ),
     Key(
+        "waitForEndpoints",
+        "boolean",
+        True,
+        "`pulumi up` waits until every endpoint serves (state DeploymentComplete, replicas "
+        "ready, speculation as configured) and fails fast with the reason (docs/deploy.md); "
+        "false = done once the endpoints are applied.",
+    ),
+    Key(
+        "deployTimeoutMinutes",
+        "integer",
+        120,
+        "How long `pulumi up` waits for the endpoints to serve; also each endpoint's "
+        "maxDeployTimeInSeconds, the operator's own deadline.",
+    ),
+    Key(
         "clusterName",
         "string",
         "",

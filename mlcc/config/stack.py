@@ -15,6 +15,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 
 from mlcc.config import aws_rules, capacity, infrastructure, scaling
+from mlcc.config.deploy_wait import DeployWait, parse_deploy_wait
 from mlcc.config.endpoints import (
     EndpointConfig,
     ReadEndpoint,
@@ -65,6 +66,7 @@ class StackConfig:
     optimize: OptimizeSettings | None
     endpoints: tuple[EndpointConfig, ...]
     infrastructure: InfrastructureConfig
+    deploy_wait: DeployWait = field(default_factory=DeployWait)
 
     @property
     def primary(self) -> EndpointConfig:
@@ -118,6 +120,7 @@ def parse(
         image=_image(reader),
         image_release=engine_of(reader)[1],
         optimize=_optimize(reader),
+        deploy_wait=parse_deploy_wait(reader),
         endpoints=endpoints,
         infrastructure=infra,
     )

@@ -225,6 +225,14 @@ def check_engine_log(check_name: str, log: str, expected: Expectation) -> Check:
     return _check_sglang_log(check_name, log, expected)
 
 
+def engine_config_logged(log: str, engine: Engine) -> bool:
+    """Whether the engine has logged the resolved config that `check_engine_log` reads."""
+    if engine is Engine.VLLM:
+        return _VLLM_ENGINE_CONFIG.search(log) is not None
+    lines = log.splitlines()
+    return any(_SGLANG_SERVER_ARGS.search(x) and _SGLANG_ALGORITHM.search(x) for x in lines)
+
+
 def _last_match(pattern: re.Pattern[str], lines: Iterable[str]) -> tuple[str, re.Match[str]] | None:
     """The last line with a match, and that match (an engine restarted in-process logs twice)."""
     found = None

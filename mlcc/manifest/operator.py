@@ -15,8 +15,6 @@ from typing import Any
 from mlcc.config.operator import OperatorSettings
 from mlcc.config.operator_fields import PROBE_NAMES
 
-# The operator's default deploy time limit (the CRD's maxDeployTimeInSeconds default).
-DEFAULT_MAX_DEPLOY_SECONDS = 3600
 PROBE_PERIOD_SECONDS = 10
 # SGLang's /health takes about 1 s, so the operator's 1 s readiness timeout fails it
 # (aws-samples/llm_model_hub hyperpod_docs/ISSUES_FIXED.md, issue 6).
@@ -35,6 +33,7 @@ class Container:
     instance_type: str
     health_path: str
     port: int
+    deploy_seconds: int  # the deploy time limit (hp:deployTimeoutMinutes)
 
 
 def apply(spec: dict[str, Any], settings: OperatorSettings, container: Container) -> None:
@@ -44,7 +43,6 @@ def apply(spec: dict[str, Any], settings: OperatorSettings, container: Container
         spec["endpointName"] = ""
     optional: dict[str, object] = {
         "modelVersion": settings.model_version,
-        "maxDeployTimeInSeconds": settings.max_deploy_time,
         "InitialReplicaCount": settings.initial_replica_count,
         "invocationEndpoint": settings.invocation_path,
         "kvCacheSpec": settings.kv_cache.spec() if settings.kv_cache else None,
@@ -137,7 +135,7 @@ def probes(settings: OperatorSettings, container: Container) -> dict[str, Any]:
     The startup probe allows the whole deploy time limit: downloading and loading the target
     and the draft, and capturing CUDA graphs for both, happen before /health answers.
     """
-    deploy_seconds = settings.max_deploy_time or DEFAULT_MAX_DEPLOY_SECONDS
+    deploy_seconds = container.deploy_seconds
     check = {"httpGet": {"path": container.health_path, "port": container.port}}
     defaults: dict[str, dict[str, Any]] = {
         "startup": {

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mlcc import engine_contract as contract
+from mlcc.config.deploy_wait import DeployWait
 from mlcc.config.endpoints import EndpointConfig
 from mlcc.config.operator import OperatorSettings
 from mlcc.config.scaling import Autoscaling, autoscaling_spec, metrics_env, metrics_spec
@@ -27,6 +28,17 @@ MODEL_MOUNT_PATH = "/opt/ml/model"
 HF_TOKEN_KEY = "token"
 # Both engines serve the OpenAI API; the operator routes invocations to this path.
 INVOCATION_PATH = "v1/chat/completions"
+
+
+# pulumi-kubernetes's await (docs/deploy.md): a create or update returns once the operator has
+# taken the resource up (it wrote any status.state). The wait for serving, which must fail fast
+# with a reason, is the deploy wait (mlcc/deploy/).
+AWAIT_ANNOTATIONS = {"pulumi.com/waitFor": "jsonpath={.status.state}"}
+# The customTimeouts option (the provider prefers it to the pulumi.com/timeoutSeconds
+# annotation): ten minutes for the operator to answer; a delete waits until the operator's
+# finalizer is gone (its SageMaker endpoint, load balancer and pods removed), which can take
+# longer than the provider's default.
+AWAIT_TIMEOUTS = {"create": "10m", "update": "10m", "delete": "30m"}
 
 
 @dataclass(frozen=True)
@@ -54,6 +66,9 @@ class Workload:
     def model_mount_path(self) -> str:
         return self.operator.model_volume_mount.get("mountPath", MODEL_MOUNT_PATH)
 
+    # The operator's deadline, the same as `pulumi up`'s wait (hp:deployTimeoutMinutes).
+    max_deploy_seconds: int = DeployWait().timeout_seconds
+
     @property
     def engine_version(self) -> str:
         release = (self.engine_releases or {}).get(self.engine)
@@ -74,6 +89,7 @@ def from_endpoint(config: StackConfig, endpoint: EndpointConfig) -> Workload:
         engine_releases={endpoint.engine: endpoint.engine_release},
         autoscaling=endpoint.autoscaling,
         operator=endpoint.operator,
+        max_deploy_seconds=config.deploy_wait.timeout_seconds,
     )
 
 
@@ -151,6 +167,7 @@ def endpoint_spec(
         "endpointName": workload.endpoint_name,
         "instanceType": workload.instance_type,
         "replicas": workload.replicas,
+        "maxDeployTimeInSeconds": workload.max_deploy_seconds,
         "invocationEndpoint": INVOCATION_PATH,
         "modelSourceConfig": model_source(workload),
         "loadBalancer": {"healthCheckPath": HEALTH_CHECK_PATHS[workload.engine]},
@@ -168,7 +185,9 @@ def endpoint_spec(
         **scaling,
     }
     health = HEALTH_CHECK_PATHS[workload.engine]
-    container = operator.Container(workload.instance_type, health, workload.container_port)
+    container = operator.Container(
+        workload.instance_type, health, workload.container_port, workload.max_deploy_seconds
+    )
     operator.apply(rendered, workload.operator, container)
     return rendered
 

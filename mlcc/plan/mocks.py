@@ -44,6 +44,8 @@ class Registration:
     provider: str | None = None
     # Input paths whose change replaces the resource (ResourceOptions.replace_on_changes).
     replace_on_changes: tuple[str, ...] = ()
+    # The customTimeouts option: operation (create, update, delete) -> duration, those set.
+    custom_timeouts: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def inputs(self) -> Any:
@@ -239,6 +241,12 @@ class RecordingMocks(pulumi.runtime.Mocks):
         return (factory(args) if factory else {}), []  # the mock monitor iterates failures
 
 
+def _custom_timeouts(request: Any) -> dict[str, str]:
+    timeouts = request.customTimeouts
+    named = {"create": timeouts.create, "update": timeouts.update, "delete": timeouts.delete}
+    return {operation: value for operation, value in named.items() if value}
+
+
 class RecordingMonitor(pulumi_mocks.MockMonitor):
     """Records each registration with its parent; drops resource references (see module doc)."""
 
@@ -258,6 +266,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     dependencies=tuple(request.dependencies),
                     provider=request.provider or None,
                     replace_on_changes=tuple(request.replaceOnChanges),
+                    custom_timeouts=_custom_timeouts(request),
                 )
             )
         return response

@@ -87,12 +87,15 @@ def test_the_custom_resource_has_exactly_this_shape() -> None:
                 "hp.mlcc/engine": "sglang",
                 "hp.mlcc/engine-version": "0.5.17",
             },
+            # pulumi-kubernetes's await: returns once the operator wrote a state (docs/deploy.md)
+            "annotations": {"pulumi.com/waitFor": "jsonpath={.status.state}"},
         },
         "spec": {
             "modelName": "hp-dev",
             "endpointName": "hp-dev",
             "instanceType": "ml.g5.12xlarge",
             "replicas": 2,
+            "maxDeployTimeInSeconds": 7200,  # hp:deployTimeoutMinutes' default
             "invocationEndpoint": "v1/chat/completions",
             "modelSourceConfig": {
                 "modelSourceType": "huggingface",

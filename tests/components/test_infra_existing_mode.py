@@ -18,6 +18,7 @@ EXISTING_TYPES = [
     "docker-build:index:Image",
     "hp:index:EndpointNamespace",
     "hp:index:ExistingClusterAccess",
+    "hp:index:EndpointsReadiness",  # the deploy wait (docs/deploy.md)
     "hp:index:InferenceEndpoint",
     "hp:index:ServeImage",
     CR_TYPE,
@@ -72,6 +73,7 @@ def test_existing_mode_with_a_prebuilt_image_creates_only_provider_and_endpoint(
         [
             "hp:index:EndpointNamespace",
             "hp:index:ExistingClusterAccess",
+            "hp:index:EndpointsReadiness",
             "hp:index:InferenceEndpoint",
             CR_TYPE,
             "kubernetes:core/v1:Namespace",

@@ -27,7 +27,7 @@ TOP_LEVEL = {
     "dnsHostedZoneId": "Z0123456789ABC",
     "dataCapture": {"s3Uri": "s3://capture/llm", "loadBalancer": {"enabled": True}},
     "loadBalancer": {"routingAlgorithm": "round_robin", "idleTimeoutSeconds": 900},
-    "maxDeployTime": 5400,
+    "deployTimeoutMinutes": 90,
     "modelVersion": "1.0.0",
     "endpointTags": {"team": "ml"},
     "env": {"VLLM_LOGGING_LEVEL": "INFO"},

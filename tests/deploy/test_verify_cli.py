@@ -70,7 +70,14 @@ class FakeCluster:
     calls: list[tuple[Any, ...]] = field(default_factory=list)
 
     def get_namespaced_custom_object(
-        self, group: str, version: str, namespace: str, plural: str, name: str
+        self,
+        group: str,
+        version: str,
+        namespace: str,
+        plural: str,
+        name: str,
+        *,
+        _request_timeout: verify_cli.Timeout | None = None,
     ) -> dict[str, Any]:
         self.calls.append(("get", group, version, namespace, plural, name))
         if self.endpoint_error:
@@ -80,13 +87,22 @@ class FakeCluster:
         return self.endpoint
 
     def list_namespaced_pod(
-        self, namespace: str, *, label_selector: str | None = None
+        self,
+        namespace: str,
+        *,
+        label_selector: str | None = None,
+        _request_timeout: verify_cli.Timeout | None = None,
     ) -> client.V1PodList:
         self.calls.append(("list", namespace, label_selector))
         return client.V1PodList(items=self.pods)
 
     def read_namespaced_pod_log(
-        self, name: str, namespace: str, *, container: str | None = None
+        self,
+        name: str,
+        namespace: str,
+        *,
+        container: str | None = None,
+        _request_timeout: verify_cli.Timeout | None = None,
     ) -> str:
         self.calls.append(("log", name, namespace, container))
         if (name, str(container)) not in self.logs:

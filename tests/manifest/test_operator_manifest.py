@@ -107,7 +107,7 @@ RENDERED = [
     (key("loadBalancer", {"healthCheckPath": "/ping", "routingAlgorithm": "round_robin",
                           "idleTimeoutSeconds": 600}), "loadBalancer",
      {"healthCheckPath": "/ping", "routingAlgorithm": "round_robin", "idleTimeoutSeconds": 600}),
-    ({"hp:maxDeployTime": "5400"}, "maxDeployTimeInSeconds", 5400),
+    ({"hp:deployTimeoutMinutes": "90"}, "maxDeployTimeInSeconds", 5400),
     ({"hp:modelVersion": "1.2.3"}, "modelVersion", "1.2.3"),
     (key("endpointTags", {"team": "ml", "tier": "gold"}), "tags",
      [{"name": "team", "value": "ml"}, {"name": "tier", "value": "gold"}]),
@@ -176,7 +176,7 @@ def test_node_affinity_keeps_the_instance_types_in_every_required_term() -> None
 def test_probes_default_covers_the_deploy_time_and_the_given_fields_win() -> None:
     spec = spec_of(
         {
-            "hp:maxDeployTime": "7200",
+            "hp:deployTimeoutMinutes": "120",
             **key(
                 "probes",
                 {"readiness": {"timeoutSeconds": 10}, "liveness": {"exec": {"command": ["true"]}}},

@@ -282,6 +282,46 @@ def test_deploy_up_waits_for_a_protected_environment_and_never_overlaps() -> Non
     assert pulumi_command_step(job)["with"]["command"] == "up"
 
 
+def test_deploy_verifies_the_endpoints_serve_after_up(tmp_path: Path) -> None:
+    """After `pulumi up`, `mlcc verify --wait` on a kubeconfig written for the stack's cluster."""
+    steps = load_workflow(DEPLOY)["jobs"]["up"]["steps"]
+    names = [s.get("name", s.get("uses", "")) for s in steps]
+    up = steps.index(pulumi_command_step(load_workflow(DEPLOY)["jobs"]["up"]))
+    verify = names.index("mlcc verify --wait")
+    assert verify == up + 1 == len(steps) - 1
+    fake_bin = tmp_path / "bin"
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    fake_bin.mkdir()
+    calls = tmp_path / "calls"
+    for tool, answer in [
+        (fake_bin / "pulumi", "echo hp-eks-1234"),
+        (fake_bin / "aws", ":"),
+        (tmp_path / ".venv" / "bin" / "mlcc", ":"),
+    ]:
+        tool.write_text(
+            f'#!/usr/bin/env bash\necho "{tool.name} $*" >> "{calls}"\n{answer}\n',
+            encoding="utf-8",
+        )
+        tool.chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake_bin}{os.pathsep}{os.environ['PATH']}"}
+    env |= {"STACK": "org/dev", "STACK_FILE": "dev", "RUNNER_TEMP": str(tmp_path)}
+    result = subprocess.run(
+        ["bash", "-eo", "pipefail", "-c", steps[verify]["run"]],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    kubeconfig = tmp_path / "kubeconfig-dev"
+    assert calls.read_text(encoding="utf-8").splitlines() == [
+        "pulumi stack output eksClusterName --stack org/dev",
+        f"aws eks update-kubeconfig --name hp-eks-1234 --kubeconfig {kubeconfig}",
+        f"mlcc verify --wait --stack dev --kubeconfig {kubeconfig}",
+    ]
+
+
 # --- the program's interpreter ----------------------------------------------------------------
 
 

@@ -1,0 +1,190 @@
+"""Is an applied endpoint serving yet? The pure decisions of the deploy wait (docs/deploy.md).
+
+Every function takes what the Kubernetes API returned (the InferenceEndpointConfig, its pods and
+events as JSON-shaped dicts, container logs as text) and returns a `Reading`; `judge` turns a
+reading and how long each failure sign has lasted into a `Verdict`: keep waiting, serving, or
+failed with one line that quotes the operator's or the engine's own words and says what to
+change. The loop around it is `mlcc/deploy/waiter.py`; nothing here talks to the cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from mlcc.deploy import verify
+from mlcc.deploy.pods import last_event, live_pods, pod_ready, pod_signs, worker_name
+from mlcc.deploy.snapshot import LogRequest, Sign, Snapshot, Target, one_line
+from mlcc.deploy.verify import READY_STATE
+
+FAILED_STATE = "DeploymentFailed"  # the CRD's status.state enum, with READY_STATE
+_FAILED_ADVICE = "fix the cause and run `pulumi up` again"
+
+
+@dataclass(frozen=True)
+class Reading:
+    progress: str  # one line: state, ready replicas, the last event
+    serving: bool
+    signs: tuple[Sign, ...] = ()
+    waiting_for: str = ""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    outcome: Literal["waiting", "serving", "failed"]
+    message: str
+
+
+# --- the custom resource -------------------------------------------------------------------
+
+
+def _status(endpoint: Mapping[str, Any]) -> Mapping[str, Any]:
+    status = endpoint.get("status")
+    return status if isinstance(status, Mapping) else {}
+
+
+def generation_wanted(target: Target, endpoint: Mapping[str, Any]) -> int | None:
+    if target.generation is not None:
+        return target.generation
+    generation = (endpoint.get("metadata") or {}).get("generation")
+    return int(generation) if isinstance(generation, int) else None
+
+
+def generation_observed(target: Target, endpoint: Mapping[str, Any]) -> bool:
+    """Whether the operator's status is about the generation just applied."""
+    wanted = generation_wanted(target, endpoint)
+    observed = _status(endpoint).get("observedGeneration")
+    if wanted is None:
+        return True
+    return isinstance(observed, int) and observed >= wanted
+
+
+def desired_replicas(endpoint: Mapping[str, Any]) -> int:
+    """spec.replicas, or autoscaling's floor when it is lower (KEDA may scale down to it)."""
+    spec = endpoint.get("spec") or {}
+    replicas = _int(spec.get("replicas"), 1)
+    scaling = spec.get("autoScalingSpec")
+    if isinstance(scaling, Mapping):
+        return max(0, min(replicas, _int(scaling.get("minReplicaCount"), 1)))
+    return replicas
+
+
+def _int(value: object, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def operator_message(endpoint: Mapping[str, Any]) -> str:
+    """What the operator says about its state: the deployment status, else the conditions (a
+    failing one first, else the latest with a message)."""
+    status = _status(endpoint)
+    deployment = status.get("deploymentStatus")
+    deployment = deployment if isinstance(deployment, Mapping) else {}
+    parts = [str(deployment[k]) for k in ("reason", "message") if deployment.get(k)]
+    if not parts:
+        conditions = [
+            c for c in status.get("conditions") or [] if isinstance(c, Mapping) and c.get("message")
+        ]
+        failing = [c for c in conditions if str(c.get("status")) == "False"]
+        latest = sorted(conditions, key=lambda c: str(c.get("lastTransitionTime") or ""))
+        chosen = failing[:1] or latest[-1:]
+        parts = [str(c.get(k)) for c in chosen for k in ("reason", "message") if c.get(k)]
+    return one_line(": ".join(parts))
+
+
+# --- the whole endpoint --------------------------------------------------------------------
+
+
+def read(target: Target, snapshot: Snapshot) -> Reading:
+    endpoint = snapshot.endpoint
+    if endpoint is None:
+        message = f"{target.where} not found (deleted, or another namespace or context?)"
+        return Reading(message, False, (Sign("missing", message, immediate=True),), "it to exist")
+    state = _status(endpoint).get("state")
+    observed = generation_observed(target, endpoint)
+    pods = live_pods(snapshot.pods)
+    ready = [p for p in pods if pod_ready(p)]
+    desired = desired_replicas(endpoint)
+    progress = _progress(target, snapshot, state, observed, len(ready), desired)
+    signs = pod_signs(target, snapshot)
+    if state == FAILED_STATE and observed:
+        signs.insert(0, _failed_sign(target, endpoint, signs))
+    if not observed:
+        return Reading(progress, False, tuple(signs), "the operator to observe the new spec")
+    if state != READY_STATE:
+        return Reading(progress, False, tuple(signs), f"state {READY_STATE} (now {state})")
+    if len(ready) < desired:
+        return Reading(progress, False, tuple(signs), f"{desired} ready replicas")
+    return _speculation(target, snapshot, ready, progress, signs)
+
+
+def _progress(
+    target: Target, snapshot: Snapshot, state: object, observed: bool, ready: int, desired: int
+) -> str:
+    assert snapshot.endpoint is not None
+    shown = str(state) if state else "no status yet"
+    if not observed:
+        shown += " (the operator has not yet observed the new spec)"
+    names = [target.name, *(verify.pod_name(p) for p in snapshot.pods)]
+    event = last_event(snapshot, names)
+    tail = f"; last event: {event}" if event else ""
+    return f"{target.where}: {shown}, {ready}/{desired} replicas ready{tail}"
+
+
+def _failed_sign(target: Target, endpoint: Mapping[str, Any], pod_signs: list[Sign]) -> Sign:
+    said = operator_message(endpoint) or "the operator gave no message"
+    cause = f"; {pod_signs[0].message.removeprefix(target.where + ': ')}" if pod_signs else ""
+    advice = "" if pod_signs else f"; {_FAILED_ADVICE}"
+    return Sign(
+        FAILED_STATE, f"{target.where} is {FAILED_STATE}: {said}{cause}{advice}", immediate=True
+    )
+
+
+def _speculation(
+    target: Target,
+    snapshot: Snapshot,
+    ready: Sequence[Mapping[str, Any]],
+    progress: str,
+    signs: list[Sign],
+) -> Reading:
+    """Serving once every ready pod's engine has logged its config, as the stack asks."""
+    assert snapshot.endpoint is not None
+    expected = target.expectation
+    for pod in ready:
+        name = verify.pod_name(pod)
+        worker = worker_name(pod, snapshot.endpoint) or ""
+        log = snapshot.logs.get(LogRequest(name, worker, previous=False))
+        if log is None or not verify.engine_config_logged(log, expected.engine):
+            return Reading(progress, False, tuple(signs), f"the engine config line of pod {name}")
+        check = verify.check_engine_log(f"pod {name} engine log", log, expected)
+        if not check.passed:
+            message = f"{target.where}: pod {name}: {check.detail}; check hp:speculative*"
+            return Reading(progress, False, (Sign(f"{name}/speculation", message, True),), "")
+    speculation = "speculation on" if expected.speculation_on else "speculation off"
+    return Reading(f"{progress}; {speculation}, as configured", True)
+
+
+def judge(
+    reading: Reading, first_seen: Mapping[str, float], now: float, grace_s: float
+) -> tuple[Verdict, dict[str, float]]:
+    """Serving, failed (an immediate sign, or one that lasted `grace_s`), or keep waiting.
+
+    Returns the first-seen time of every sign present now; a sign that went away is forgotten.
+    """
+    if reading.serving:
+        return Verdict("serving", reading.progress), {}
+    seen = {sign.key: first_seen.get(sign.key, now) for sign in reading.signs}
+    for sign in reading.signs:
+        if sign.immediate or now - seen[sign.key] >= grace_s:
+            return Verdict("failed", sign.message), seen
+    return Verdict("waiting", reading.progress), seen
+
+
+def timed_out(target: Target, reading: Reading | None, minutes: float) -> str:
+    """The failure at the deadline: the state reached so far and what was still missing."""
+    limit = f"{minutes:g} minutes (hp:deployTimeoutMinutes)"
+    if reading is None:
+        return f"{target.where} did not serve within {limit}: the cluster never answered"
+    missing = f"; still waiting for {reading.waiting_for}" if reading.waiting_for else ""
+    seen = f"; seen: {reading.signs[0].message}" if reading.signs else ""
+    return f"{target.where} did not serve within {limit}: {reading.progress}{missing}{seen}"

@@ -1,0 +1,75 @@
+"""What one round of the deploy wait read from the cluster, and how its text is shown.
+
+`Target` is the endpoint waited for, `Snapshot` what the API returned for it (JSON-shaped
+dicts, logs as text), `Sign` one reason the deploy will not succeed. Pure (docs/deploy.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mlcc.deploy.verify import KIND, Expectation
+
+MAX_LINE = 300
+# CUDA out-of-memory.
+_EXPLAINING = re.compile(
+    r"mlcc-serve: error:|\b[A-Za-z_.]*(?:Error|Exception)\b|out of memory", re.IGNORECASE
+)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+@dataclass(frozen=True)
+class Target:
+    """One endpoint to wait for: where it is, what it must run, the generation just applied."""
+
+    namespace: str
+    name: str
+    expectation: Expectation
+    generation: int | None = None  # None: the generation the cluster holds now
+
+    @property
+    def where(self) -> str:
+        return f"{KIND} {self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
+class LogRequest:
+    pod: str
+    container: str
+    previous: bool  # the log of the container's last (crashed) run
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the cluster returned for one endpoint in one round."""
+
+    endpoint: Mapping[str, Any] | None
+    pods: Sequence[Mapping[str, Any]] = ()
+    events: Sequence[Mapping[str, Any]] = ()
+    logs: Mapping[LogRequest, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Sign:
+    """A sign that the deploy will not succeed; `key` identifies it across rounds."""
+
+    key: str
+    message: str
+    immediate: bool = False
+
+
+def one_line(text: str, limit: int = MAX_LINE) -> str:
+    """Text for an error line: control characters escaped, cut when long."""
+    flat = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text.strip())
+    return flat if len(flat) <= limit else flat[:limit] + "..."
+
+
+def explaining_lines(log: str, most: int = 2) -> list[str]:
+    """The last log lines that say why the engine stopped (else the last lines at all)."""
+    lines = [line for line in log.splitlines() if line.strip()]
+    refusals = [line for line in lines if "mlcc-serve: error:" in line]
+    chosen = refusals or [line for line in lines if _EXPLAINING.search(line)] or lines
+    return [one_line(line) for line in chosen[-most:]]
