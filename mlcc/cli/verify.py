@@ -184,6 +184,10 @@ def _verify_one(
         checks = verify_endpoint(observe(apis, namespace, endpoint.name), expectation_for(endpoint))
     except ClusterError as error:
         checks = [Check("cluster", False, str(error))]
+    except (AttributeError, TypeError, KeyError, ValueError) as error:
+        # An answer shaped unlike the API's objects (a list where a status map belongs, ...).
+        reason = " ".join(f"{type(error).__name__}: {error}".split())[:200]
+        checks = [Check("cluster", False, f"the Kubernetes API's answer is malformed: {reason}")]
     if headed:
         print(f"{endpoint.name}:")
     for check in checks:

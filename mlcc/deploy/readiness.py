@@ -17,6 +17,7 @@ from mlcc.deploy import verify
 from mlcc.deploy.pods import last_event, live_pods, pod_ready, pod_signs, worker_name
 from mlcc.deploy.snapshot import LogRequest, Sign, Snapshot, Target, one_line
 from mlcc.deploy.verify import READY_STATE
+from mlcc.manifest.operator import registration_signs
 
 FAILED_STATE = "DeploymentFailed"  # the CRD's status.state enum, with READY_STATE
 _FAILED_ADVICE = "fix the cause and run `pulumi up` again"
@@ -115,6 +116,11 @@ def read(target: Target, snapshot: Snapshot) -> Reading:
         return Reading(progress, False, tuple(signs), f"state {READY_STATE} (now {state})")
     if len(ready) < desired:
         return Reading(progress, False, tuple(signs), f"{desired} ready replicas")
+    failure, pending = registration_signs(endpoint.get("spec") or {}, _status(endpoint))
+    if failure:
+        signs.insert(0, Sign("registration", f"{target.where}: {failure}"))
+    if failure or pending:
+        return Reading(progress, False, tuple(signs), pending or "its registrations")
     return _speculation(target, snapshot, ready, progress, signs)
 
 

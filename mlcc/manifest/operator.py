@@ -203,3 +203,22 @@ def registration_pending(spec: Mapping[str, Any], status: Mapping[str, Any]) -> 
         message = (status.get("dnsStatus") or {}).get("message") or ""
         return f"the DNS record is {dns or 'not created yet'}{': ' + message if message else ''}"
     return None
+
+
+def registration_signs(
+    spec: Mapping[str, Any], status: Mapping[str, Any]
+) -> tuple[str | None, str | None]:
+    """(failure, still pending) of what the operator registers after the pods, as far as the
+    CR's status reports it. A registration whose status field the operator has not written is
+    not waited for: DeploymentComplete already covers the pods, and an operator version that
+    never reports it must not hold `pulumi up` until the deadline."""
+    wanted = registrations(spec)
+    sagemaker = ((status.get("endpoints") or {}).get("sagemaker") or {}).get("state")
+    if wanted.sagemaker_endpoint and sagemaker == ENDPOINT_FAILED:
+        return "its SageMaker endpoint failed (status.endpoints.sagemaker.state Failed)", None
+    dns = status.get("dnsStatus") or {}
+    if wanted.dns_record and dns.get("dnsHealth") == "Error":
+        said = f": {dns['message']}" if dns.get("message") else ""
+        return f"its DNS record is in Error{said} (check hp:dnsHostedZoneId and hp:tls)", None
+    reported = (wanted.sagemaker_endpoint and sagemaker) or (wanted.dns_record and dns)
+    return None, registration_pending(spec, status) if reported else None

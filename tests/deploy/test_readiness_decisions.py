@@ -108,3 +108,22 @@ def test_the_operators_words_come_from_its_deployment_status_else_its_conditions
     assert operator_message(by_condition) == "ImagePull: image not found"
     by_condition["status"]["conditions"][0]["status"] = "False"
     assert operator_message(by_condition) == "Ok: was fine"
+
+
+def test_a_failed_sagemaker_registration_fails_the_wait_after_the_grace() -> None:
+    endpoint = d.endpoint(READY_STATE)
+    endpoint["status"]["endpoints"] = {"sagemaker": {"state": "Failed"}}
+    reading = read(TARGET, Snapshot(endpoint, [d.pod(ready=True)]))
+    assert not reading.serving
+    verdict, seen = judge(reading, {}, now=0.0, grace_s=60)
+    assert verdict.outcome == "waiting"
+    verdict, _ = judge(reading, seen, now=60.0, grace_s=60)
+    assert verdict.outcome == "failed" and "SageMaker endpoint failed" in verdict.message
+
+
+def test_a_reported_registration_still_creating_is_waited_for() -> None:
+    endpoint = d.endpoint(READY_STATE)
+    endpoint["status"]["endpoints"] = {"sagemaker": {"state": "Creating"}}
+    reading = read(TARGET, Snapshot(endpoint, [d.pod(ready=True)]))
+    assert not reading.serving and reading.signs == ()
+    assert reading.waiting_for == "the SageMaker endpoint is Creating"

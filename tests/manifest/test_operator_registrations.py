@@ -47,3 +47,18 @@ def test_the_states_are_sagemakers_and_the_fields_the_crds() -> None:
     status = crd_schema("inferenceendpointconfigs.yaml")["properties"]["status"]["properties"]
     assert "state" in status["endpoints"]["properties"]["sagemaker"]["properties"]
     assert status["dnsStatus"]["properties"]["dnsHealth"]["enum"] == ["Active", "Pending", "Error"]
+
+
+def test_registration_signs_wait_only_for_what_the_operator_reports() -> None:
+    from mlcc.manifest.operator import registration_signs
+
+    assert registration_signs(SPEC, {}) == (None, None)  # not reported: not waited for
+    creating = {"endpoints": {"sagemaker": {"state": "Creating"}}}
+    assert registration_signs(SPEC, creating) == (None, "the SageMaker endpoint is Creating")
+    failed = {"endpoints": {"sagemaker": {"state": ENDPOINT_FAILED}}}
+    assert "SageMaker endpoint failed" in (registration_signs(SPEC, failed)[0] or "")
+    in_service = {"endpoints": {"sagemaker": {"state": ENDPOINT_IN_SERVICE}}}
+    broken_dns = {**in_service, "dnsStatus": {"dnsHealth": "Error", "message": "no such zone"}}
+    failure, _ = registration_signs(SPEC, broken_dns)
+    assert failure is not None and "no such zone" in failure and "hp:dnsHostedZoneId" in failure
+    assert registration_signs({"endpointName": ""}, failed) == (None, None)
