@@ -30,6 +30,8 @@ MAX_NAME_LENGTH = 63
 _ENTRY_FIELDS = ("name", *ENDPOINT_KEYS)
 _ENDPOINT_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _SPECULATIVE_KEYS = tuple(k for k in ENDPOINT_KEYS if k.startswith("speculative"))
+# A Hub revision: a branch or tag name (git ref rules, simplified) or a commit id.
+_REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,12 @@ class EndpointConfig:
     baseline: bool = False
     baseline_of: str | None = None  # a twin: the endpoint it mirrors without speculation
     operator: OperatorSettings = field(default_factory=OperatorSettings)  # config/operator.py
+    model_revision: str = "main"
+    entry_path: str = ""  # "endpoints[1]" for an hp:endpoints entry, "" for the top-level keys
+
+    def key(self, name: str) -> str:
+        """The stack key a problem with `name` of this endpoint names."""
+        return f"hp:{self.entry_path}.{name}" if self.entry_path else f"hp:{name}"
 
     @property
     def most_replicas(self) -> int:
@@ -107,7 +115,8 @@ def _entry(reader: Reader, index: int, entry: dict[str, object]) -> ReadEndpoint
     elif problem := name_problem(name.strip()):
         reader.fail(f"{path}.name", problem)
     name = name.strip()
-    return ReadEndpoint(_endpoint(entry_reader, name, name), entry_reader)
+    endpoint = replace(_endpoint(entry_reader, name, name), entry_path=path)
+    return ReadEndpoint(endpoint, entry_reader)
 
 
 def _unknown_field_message(field: str) -> str:
@@ -163,6 +172,7 @@ def _endpoint(reader: Reader, name: str, resource_name: str) -> EndpointConfig:
         engine=engine,
         engine_release=engine_release,
         model=_model(reader),
+        model_revision=_revision(reader, "modelRevision"),
         instance_type=instance_type,
         gpu_count=gpu_count,
         replicas=_replicas(reader),
@@ -227,6 +237,15 @@ def _model(reader: Reader) -> str:
     if problem:
         reader.fail("model", problem)
     return model
+
+
+def _revision(reader: Reader, name: str) -> str:
+    revision = reader.string(name) or "main"
+    if not _REVISION.match(revision) or ".." in revision:
+        reader.fail(
+            name, f"must be a branch, tag or commit of the Hub repository, got {revision!r}"
+        )
+    return revision
 
 
 def _instance(reader: Reader, fallbacks: tuple[str, ...]) -> tuple[str, int]:
@@ -342,7 +361,8 @@ def _speculative(
         draft = None
     if num_tokens is None:  # already reported as not a number
         num_tokens = speculative.DEFAULT_NUM_TOKENS
-    spec = SpeculativeSpec(algorithm, draft, num_tokens, topk, draft_tokens)
+    revision = _revision(reader, "speculativeModelRevision") if draft else None
+    spec = SpeculativeSpec(algorithm, draft, num_tokens, topk, draft_tokens, revision)
     checked = speculative.check(spec, engine, engine_release)
     for problem in checked.errors:
         reader.fail(problem.key.removeprefix("hp:"), problem.message)
