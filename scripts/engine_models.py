@@ -182,7 +182,9 @@ def sglang_eagle3_targets(wheel: Path) -> list[str]:
     for _, module in sources(wheel, "sglang/srt/models/"):
         classes = {n.name: n for n in ast.walk(module) if isinstance(n, ast.ClassDef)}
 
-        def has_capture(name: str, seen: set[str]) -> bool:
+        def has_capture(
+            name: str, seen: set[str], classes: dict[str, ast.ClassDef] = classes
+        ) -> bool:
             node = classes.get(name)
             if node is None or name in seen:
                 return False

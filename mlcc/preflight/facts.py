@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-# torch dtype names of config.json -> bytes per element (vllm/config/model.py _STR_DTYPE_TO_TORCH_DTYPE).
+# config.json dtype names -> bytes per element (vllm/config/model.py _STR_DTYPE_TO_TORCH_DTYPE).
 DTYPE_BYTES = {"float32": 4, "float": 4, "bfloat16": 2, "float16": 2, "half": 2, "fp8": 1}
 _DTYPE_ALIASES = {"float": "float32", "half": "float16"}
 # vLLM ModelArchConfigConvertor.derive_max_model_len_and_key: the smallest of these is the limit.

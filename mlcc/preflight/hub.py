@@ -37,7 +37,7 @@ _deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar(
 )
 
 
-class DeadlineExceeded(httpx2.HTTPError):
+class DeadlineExceeded(httpx2.RequestError):
     """The fetch's deadline has passed (not a TimeoutException, so nothing retries it)."""
 
 
