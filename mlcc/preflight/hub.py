@@ -174,17 +174,19 @@ def _offline() -> bool:
 
 def _classified(ref: ModelRef, filename: str, error: Exception) -> Refused | Unreachable:
     where = os.environ.get("HF_ENDPOINT") or constants.ENDPOINT
-    token = "the token" if ref.token or os.environ.get("HF_TOKEN") else "no token"
+    has_token = bool(ref.token or os.environ.get("HF_TOKEN"))
     if isinstance(error, errors.GatedRepoError):
+        reading = "the token cannot read it" if has_token else "no token was given"
         return Refused(
-            f"{ref.model} is gated and {token} cannot read it; accept its licence on the Hub "
-            "with the token's account, then set hp:hfToken (or HF_TOKEN for mlcc plan)"
+            f"{ref.model} is gated and {reading}; accept its licence on the Hub with the "
+            "token's account, then set hp:hfToken (or HF_TOKEN for mlcc plan)"
         )
     if isinstance(error, errors.RevisionNotFoundError):
         return Refused(f"{ref.model} has no revision {ref.revision!r}")
     if isinstance(error, errors.RepositoryNotFoundError):
         status = error.response.status_code if error.response is not None else 404
-        private = f" (or it is private and {token} cannot read it)"
+        reading = "the token cannot read it" if has_token else "needs a token"
+        private = f" (or it is private and {reading})"
         return Refused(f"{ref.model} is not on {where} (HTTP {status}){private}")
     if isinstance(error, errors.LocalEntryNotFoundError):
         if _offline():
