@@ -81,8 +81,8 @@ def test_an_entry_names_its_own_key_and_a_hidden_size_mismatch(
 ) -> None:
     entries = (
         '[{"name": "a", "speculativeAlgorithm": "ngram"}, {"name": "b", "speculativeAlgorithm": '
-        f'"eagle3", "speculativeModel": "{EAGLE3_HEAD}", "model": "meta-llama/Llama-3.1-70B-Instruct"'
-        ', "instanceType": "ml.p4de.24xlarge"}]'
+        f'"eagle3", "speculativeModel": "{EAGLE3_HEAD}", '
+        '"model": "meta-llama/Llama-3.1-70B-Instruct", "instanceType": "ml.p4de.24xlarge"}]'
     )
     with FakeHub() as hub:
         outcome = check(hub, monkeypatch, model=LLAMA_8B, maxModelLen="8192", endpoints=entries)

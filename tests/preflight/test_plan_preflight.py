@@ -1,0 +1,92 @@
+"""`mlcc plan --preflight` runs the program's preflight; plain `mlcc plan` makes no request."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fake_hub import TOKEN, FakeHub, HubBehaviour
+from program_runs import IMAGE, REPO
+
+from mlcc.cli import main
+
+GATED = {"meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-70B-Instruct"}
+
+
+def plan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *extra: str, stack: str = "dev") -> int:
+    monkeypatch.chdir(REPO)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
+    argv = ["plan", "--stack", stack, "--out", str(tmp_path / "out"), "--set", f"hp:image={IMAGE}"]
+    return main([*argv, *extra])
+
+
+@pytest.mark.parametrize("stack", ["dev", "multi", "existing"])
+def test_the_stacks_pass_preflight_without_a_warning_when_the_token_reads_the_gated_models(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], stack: str
+) -> None:
+    with FakeHub(HubBehaviour(gated=GATED)) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        monkeypatch.setenv("HF_TOKEN", TOKEN)
+        assert plan(tmp_path, monkeypatch, "--preflight", stack=stack) == 0
+    captured = capsys.readouterr()
+    assert "not checked" not in captured.err and "preflight" not in captured.err
+    assert "  preflight " in captured.out and "GiB usable per GPU" in captured.out
+
+
+def test_without_a_token_the_dev_stacks_gated_llama_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeHub(HubBehaviour(gated=GATED)) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        monkeypatch.delenv("HF_TOKEN", raising=False)
+        assert plan(tmp_path, monkeypatch, "--preflight") == 1
+    err = capsys.readouterr().err
+    assert (
+        "error: hp:model: meta-llama/Llama-3.1-8B-Instruct is gated and no token was given" in err
+    )
+    assert "Traceback" not in err
+
+
+def test_every_refusal_at_once_naming_the_entry_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeHub() as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        code = plan(
+            tmp_path,
+            monkeypatch,
+            "--preflight",
+            "--set",
+            "hp:endpoints[1].model=Qwen/Qwen3-8B",
+            "--set",
+            "hp:endpoints[1].speculativeAlgorithm=eagle3",
+            "--set",
+            "hp:endpoints[1].speculativeModel=yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",
+            "--set",
+            "hp:endpoints[1].engine=vllm",
+            "--set",
+            "hp:endpoints[0].model=meta-llama/Llama-3.1-70B-Instruct",
+            stack="multi",
+        )
+    err = capsys.readouterr().err
+    assert code == 1
+    assert (
+        "error: hp:endpoints[1].speculativeModel: draft vocabulary 128256 tokens, target 151936"
+        in err
+    )
+    assert "error: hp:endpoints[0].instanceType: needs 33.5 GiB per GPU" in err
+
+
+def test_plain_plan_makes_no_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeHub() as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        assert plan(tmp_path, monkeypatch) == 0
+        assert plan(tmp_path, monkeypatch, "--set", "hp:preflight=strict") == 0
+    assert hub.requests == []
+
+
+def test_preflight_off_makes_no_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeHub() as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        assert plan(tmp_path, monkeypatch, "--preflight", "--set", "hp:preflight=off") == 0
+    assert hub.requests == []
