@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mlcc.engines import Engine
 from mlcc.preflight.facts import DTYPE_BYTES, ModelFacts
 from mlcc.preflight.gpus import GpuSpec
+from mlcc.serving.engines import Engine
 
 GIB = 1024**3
 WARN_MARGIN = 0.10

@@ -8,16 +8,16 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from mlcc import instances
-from mlcc.config import StackConfig
-from mlcc.endpoint_config import EndpointConfig
+from mlcc.config import instances
+from mlcc.config.endpoints import EndpointConfig
+from mlcc.config.stack import StackConfig
 from mlcc.preflight import memory, rules
 from mlcc.preflight.facts import ModelFacts
 from mlcc.preflight.gpus import GpuSpec, gpu_spec
 from mlcc.preflight.hub import Fetched, FetchResult, ModelRef, Refused, Unreachable, fetch
 from mlcc.preflight.outcome import Outcome, Unchecked, combine
-from mlcc.speculative import Problem
-from mlcc.stackfiles import SECRET_PLACEHOLDER
+from mlcc.serving.speculative import Problem
+from mlcc.stackfiles.resolve import SECRET_PLACEHOLDER
 
 VLLM_DEFAULT_CONTEXT = 2048  # _get_and_verify_max_len, when the config names no length
 _CONTEXT_FLAGS = ("max-model-len", "context-length")

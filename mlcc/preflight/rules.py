@@ -14,9 +14,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from mlcc.engines import Engine
 from mlcc.preflight.facts import ModelFacts
 from mlcc.preflight.gpus import GpuSpec
+from mlcc.serving.engines import Engine
 
 EAGLE_ALGORITHMS = frozenset({"eagle", "eagle2", "eagle3"})
 _BFLOAT16_NAMES = frozenset({"bfloat16", "bf16"})

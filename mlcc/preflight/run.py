@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 from huggingface_hub import constants
 
-from mlcc.config import StackConfig
+from mlcc.config.stack import StackConfig
 from mlcc.preflight.models import models_part
 from mlcc.preflight.outcome import Mode, Outcome, Unchecked, combine, settle
-from mlcc.speculative import Problem
+from mlcc.serving.speculative import Problem
 
 Part = Callable[[StackConfig, float], Outcome]
 PARTS: list[Part] = [models_part]

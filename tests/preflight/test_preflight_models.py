@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from fake_hub import TOKEN, FakeHub, HubBehaviour
 
-from mlcc import config
+from mlcc.config import stack as config
 from mlcc.preflight.models import models_part
 from mlcc.preflight.outcome import Mode, Outcome, settle
 
