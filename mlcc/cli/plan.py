@@ -242,9 +242,9 @@ def _print_report(
     baseline: list[dict[str, Any]] | None,
     diff_dir: Path | None,
 ) -> None:
-    for line in plan_report.headline(stack, values, resources, speculative_flags):
-        print(line)
-    for line in _preflight_lines():
+    for line in plan_report.headline(
+        stack, values, resources, speculative_flags, _preflight_lines()
+    ):
         print(line)
     if baseline is None:
         print(f"\nresources ({len(resources)}):")
@@ -262,17 +262,11 @@ def _print_report(
             print(line)
 
 
-def _preflight_lines() -> list[str]:
+def _preflight_lines() -> dict[str, tuple[str, ...]]:
     """Per endpoint the preflight figures, when --preflight ran."""
     from mlcc.preflight.run import PROGRAM
 
-    if PROGRAM.outcome is None:
-        return []
-    return [
-        f"  preflight {name}: {line}"
-        for name, lines in PROGRAM.outcome.lines.items()
-        for line in lines
-    ]
+    return dict(PROGRAM.outcome.lines) if PROGRAM.outcome is not None else {}
 
 
 def speculative_flags(env: dict[str, str]) -> tuple[str | None, str | None]:

@@ -106,8 +106,10 @@ def headline(
     values: Mapping[str, str],
     resources: Sequence[PlannedResource],
     speculative_flags: SpeculativeFlags,
+    preflight: Mapping[str, Sequence[str]] | None = None,
 ) -> list[str]:
-    """Stack, mode, region, GPU nodes, then per endpoint: engine, model, type x count, spec."""
+    """Stack, mode, region, GPU nodes, then per endpoint: engine, model, type x count, spec,
+    and the figures of `mlcc plan --preflight` (by endpoint name)."""
     region = values.get("aws:region") or "not set (aws:region)"
     cluster = values.get("hp:clusterName", "")
     mode = (
@@ -122,6 +124,8 @@ def headline(
     endpoints = [r for r in resources if r.type == CR_TYPE]
     for endpoint in endpoints:
         lines += _endpoint_lines(endpoint, values, speculative_flags)
+        name = _dig(endpoint.inputs, "metadata", "name") or endpoint.name
+        lines += [f"  preflight: {line}" for line in (preflight or {}).get(name, ())]
     if not endpoints:
         lines.append("no endpoint")
     return lines

@@ -30,7 +30,11 @@ def test_the_stacks_pass_preflight_without_a_warning_when_the_token_reads_the_ga
         assert plan(tmp_path, monkeypatch, "--preflight", stack=stack) == 0
     captured = capsys.readouterr()
     assert "not checked" not in captured.err and "preflight" not in captured.err
-    assert "  preflight " in captured.out and "GiB usable per GPU" in captured.out
+    lines = captured.out.splitlines()
+    endpoints = [i for i, line in enumerate(lines) if line.startswith("endpoint ")]
+    for index in endpoints:  # each endpoint's own figures, under its speculative lines
+        figures = next(line for line in lines[index:] if line.startswith("  preflight: "))
+        assert figures.startswith("  preflight: memory: ") and "GiB usable per GPU" in figures
 
 
 def test_without_a_token_the_dev_stacks_gated_llama_is_refused(
