@@ -31,7 +31,10 @@ def test_the_stacks_pass_preflight_without_a_warning_when_the_token_reads_the_ga
     captured = capsys.readouterr()
     assert "not checked" not in captured.err and "preflight" not in captured.err
     lines = captured.out.splitlines()
-    endpoints = [i for i, line in enumerate(lines) if line.startswith("endpoint ")]
+    endpoints = [
+        i for i, line in enumerate(lines) if line.startswith("endpoint ") and "): " in line
+    ]
+    assert endpoints
     for index in endpoints:  # each endpoint's own figures, under its speculative lines
         figures = next(line for line in lines[index:] if line.startswith("  preflight: "))
         assert figures.startswith("  preflight: memory: ") and "GiB usable per GPU" in figures
