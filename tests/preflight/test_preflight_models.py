@@ -248,3 +248,139 @@ def test_a_slow_or_silent_hub_costs_the_deadline_and_says_what_was_not_checked(
     assert auto_errors == [] and str(auto_warnings[0]).startswith(
         "hp:model: not checked: the target's fit"
     )
+
+
+def test_published_heads_and_drafts_against_their_targets(
+    hub_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeHub() as hub:
+        qwen_head = check(hub, monkeypatch, **eagle3("Qwen/Qwen3-8B", "specforge/qwen3-8b-eagle3"))
+        big_head = check(hub, monkeypatch, **eagle3(draft="specforge/llama3-70B-eagle3"))
+        small_draft = check(
+            hub,
+            monkeypatch,
+            model=LLAMA_8B,
+            speculativeAlgorithm="draft-model",
+            speculativeModel="meta-llama/Llama-3.2-1B",
+            maxModelLen="8192",
+        )
+        other_tokenizer = check(
+            hub,
+            monkeypatch,
+            model="Qwen/Qwen3-8B",
+            speculativeAlgorithm="draft-model",
+            speculativeModel="meta-llama/Llama-3.2-1B",
+            maxModelLen="8192",
+        )
+        model_as_head = check(hub, monkeypatch, **eagle3(draft="meta-llama/Llama-3.2-1B"))
+    assert qwen_head.errors == ()  # the head's weights are not listed: only memory is unchecked
+    assert [u.what for u in qwen_head.unchecked] == ["the GPU memory fit"]
+    assert (
+        "hp:speculativeModel: draft hidden size 8192, target 4096: the head was trained for "
+        "another target" in messages(big_head)
+    )
+    assert messages(small_draft) == []
+    assert outcome_line(small_draft).startswith("memory: 3.7 + 0.6 GiB weights")
+    assert messages(other_tokenizer) == [
+        "hp:speculativeModel: draft vocabulary 128256 tokens, target 151936: a draft model must "
+        "share the target's tokenizer"
+    ]
+    assert (
+        "hp:speculativeModel: is a full LlamaForCausalLM model of 16 layers, not an EAGLE head; "
+        "use hp:speculativeAlgorithm draft-model" in messages(model_as_head)
+    )
+
+
+def test_engines_differ_on_mtp_and_eagle3_targets(
+    hub_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deepseek = {
+        "model": "deepseek-ai/DeepSeek-V3",
+        "instanceType": "ml.p5e.48xlarge",
+        "maxModelLen": "8192",
+    }
+    with FakeHub() as hub:
+        vllm_head = check(
+            hub,
+            monkeypatch,
+            **deepseek,
+            speculativeAlgorithm="eagle3",
+            speculativeModel="specforge/deepseek-v3-671b-eagle3",
+        )
+        sglang_mtp = check(
+            hub,
+            monkeypatch,
+            **deepseek,
+            engine="sglang",
+            speculativeAlgorithm="mtp",
+            speculativeNumTokens="1",
+        )
+        sglang_qwen_mtp = check(
+            hub,
+            monkeypatch,
+            model="Qwen/Qwen3-8B",
+            engine="sglang",
+            speculativeAlgorithm="mtp",
+            speculativeNumTokens="1",
+            maxModelLen="8192",
+        )
+    assert vllm_head.errors == () and sglang_mtp.errors == ()
+    assert messages(sglang_qwen_mtp)[0].startswith(
+        "hp:speculativeAlgorithm: mtp drafts with the target's own multi-token-prediction "
+        "layers, and sglang 0.5.17 knows none for Qwen3ForCausalLM"
+    )
+
+
+def test_a_local_model_directory_is_read_from_disk(
+    hub_env: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from fake_hub import MODELS
+
+    from mlcc.preflight.hub import Fetched, ModelRef, Unreachable, fetch
+
+    local = tmp_path / "head"
+    local.mkdir()
+    (local / "config.json").write_bytes(
+        (MODELS / "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B/config.json").read_bytes()
+    )
+    found = fetch(ModelRef(str(local), "main", None), 1)
+    missing = fetch(ModelRef("/opt/ml/model/draft", "main", None), 1)
+    assert isinstance(found, Fetched) and found.facts.draft_vocab_size == 32000
+    assert isinstance(missing, Unreachable) and "inside the image" in missing.why
+
+
+def test_offline_mode_reads_the_warm_cache_and_says_what_is_missing(
+    hub_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeHub() as hub:
+        assert messages(check(hub, monkeypatch, **eagle3())) == []  # warms the cache
+        monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+        warm = check(hub, monkeypatch, **eagle3())
+        cold = check(hub, monkeypatch, **eagle3(model="Qwen/Qwen3-8B"))
+        requests = len(hub.requests)
+        check(hub, monkeypatch, **eagle3())
+        assert len(hub.requests) == requests  # offline: no request at all
+    assert warm.errors == () and warm.warnings == ()
+    # the head's size comes from the Hub's file metadata, which offline mode cannot read
+    assert [u.what for u in warm.unchecked] == ["the GPU memory fit"]
+    assert any("HF_HUB_OFFLINE is set" in u.why for u in cold.unchecked)
+
+
+def test_a_thin_margin_is_a_warning_naming_the_figures(
+    hub_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeHub() as hub:
+        outcome = check(
+            hub,
+            monkeypatch,
+            model=LLAMA_8B,
+            instanceType="ml.g5.2xlarge",
+            maxModelLen="44000",
+        )
+    assert outcome.errors == ()
+    (warning,) = outcome.warnings
+    assert warning.key == "hp:instanceType"
+    assert (
+        "under 10% to spare" in warning.message
+        and "ml.g5.2xlarge has 22.1 GiB usable" in warning.message
+    )
