@@ -79,10 +79,15 @@ def utilization(engine: Engine, engine_args: dict[str, str], gpu: GpuSpec, tp: i
 
 
 def sglang_mem_fraction(gpu_mib: int, tp: int) -> float:
+    """SGLang's default mem_fraction_static: (GPU MiB - reserved MiB) / GPU MiB, rounded to 3."""
+    return round((gpu_mib - sglang_reserved_mib(gpu_mib, tp)) / gpu_mib, 3)
+
+
+def sglang_reserved_mib(gpu_mib: int, tp: int) -> float:
     """ServerArgs._handle_gpu_memory_settings (sglang/srt/server_args.py) for a plain CUDA
-    server (no disaggregation, no DP attention, no DeepEP, non-MLA): reserved MiB = 512 +
-    chunked-prefill tokens x 1.5 + tp/8 x 1024 + decode graph max_bs x 2 + 8 per prefill graph
-    size, at least 10 GiB above 60 GiB GPUs."""
+    server (no disaggregation, no DP attention, no DeepEP, non-MLA): 512 + chunked-prefill
+    tokens x 1.5 + tp/8 x 1024 + decode graph max_bs x 2 + 8 per prefill graph size, at least
+    10 GiB above 60 GiB GPUs. Chunked prefill and max_bs by GPU size as it sets them."""
     bands = ((20, 2048, 8, 8), (35, 2048, 24, 80), (60, 4096, 32, 160), (90, 8192, 256, 512))
     chunked, max_bs = 16384, 512
     for limit_gib, band_chunked, small_bs, large_bs in bands:
@@ -94,9 +99,7 @@ def sglang_mem_fraction(gpu_mib: int, tp: int) -> float:
             chunked, max_bs = 8192, 256 if tp < 4 else 512
     reserved = 512 + max(chunked, 2048) * 1.5 + tp / 8 * 1024
     reserved += max_bs * 2 + len(_prefill_graph_sizes(chunked)) * 8
-    if gpu_mib > 60 * 1024:
-        reserved = max(reserved, 10 * 1024)
-    return round((gpu_mib - reserved) / gpu_mib, 3)
+    return max(reserved, 10 * 1024) if gpu_mib > 60 * 1024 else reserved
 
 
 def _prefill_graph_sizes(max_bs: int) -> list[int]:
