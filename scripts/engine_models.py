@@ -221,17 +221,20 @@ def sglang_tables(wheel: Path) -> dict[str, object]:
     }
 
 
+def document(vllm: Path, sglang: Path) -> dict[str, object]:
+    return {"about": ABOUT, "vllm": vllm_tables(vllm), "sglang": sglang_tables(sglang)}
+
+
+def rendered(tables: dict[str, object]) -> str:
+    return json.dumps(tables, indent=1) + "\n"
+
+
 def main(argv: list[str]) -> int:
     wheels = {Path(a).name.split("-")[0]: Path(a) for a in argv}
     if set(wheels) != {"vllm", "sglang"}:
         print(__doc__, file=sys.stderr)
         return 2
-    tables = {
-        "about": ABOUT,
-        "vllm": vllm_tables(wheels["vllm"]),
-        "sglang": sglang_tables(wheels["sglang"]),
-    }
-    MODELS_JSON.write_text(json.dumps(tables, indent=1, sort_keys=False) + "\n")
+    MODELS_JSON.write_text(rendered(document(wheels["vllm"], wheels["sglang"])))
     print(f"wrote {MODELS_JSON}")
     return 0
 
