@@ -53,10 +53,19 @@ class EndpointConfig:
     operator: OperatorSettings = field(default_factory=OperatorSettings)  # config/operator.py
     model_revision: str = "main"
     entry_path: str = ""  # "endpoints[1]" for an hp:endpoints entry, "" for the top-level keys
+    entry_fields: frozenset[str] = frozenset()  # the keys the entry sets itself
+    set_keys: frozenset[str] = frozenset()  # endpoint keys given a value other than the default
 
     def key(self, name: str) -> str:
-        """The stack key a problem with `name` of this endpoint names."""
+        """The stack key a problem with `name` (a key or key.path) of this endpoint names."""
         return f"hp:{self.entry_path}.{name}" if self.entry_path else f"hp:{name}"
+
+    def inherited_note(self, name: str) -> str:
+        """' (inherited from hp:name)' when an entry's value of `name` is the top-level one."""
+        field = name.split(".", 1)[0]
+        if self.entry_path and field not in self.entry_fields and field in self.set_keys:
+            return f" (inherited from hp:{field})"
+        return ""
 
     @property
     def most_replicas(self) -> int:
@@ -115,7 +124,11 @@ def _entry(reader: Reader, index: int, entry: dict[str, object]) -> ReadEndpoint
     elif problem := name_problem(name.strip()):
         reader.fail(f"{path}.name", problem)
     name = name.strip()
-    endpoint = replace(_endpoint(entry_reader, name, name), entry_path=path)
+    endpoint = replace(
+        _endpoint(entry_reader, name, name),
+        entry_path=path,
+        entry_fields=frozenset(str(field) for field in entry),
+    )
     return ReadEndpoint(endpoint, entry_reader)
 
 
@@ -181,6 +194,7 @@ def _endpoint(reader: Reader, name: str, resource_name: str) -> EndpointConfig:
         autoscaling_raw=reader.structured("autoscaling"),
         baseline=reader.boolean("baseline"),
         operator=operator,
+        set_keys=frozenset(k for k in ENDPOINT_KEYS if reader.present(k)),
     )
     operator_rules.check(reader, operator, _facts(endpoint))
     return endpoint

@@ -91,8 +91,8 @@ def check_endpoint(
     if target is None:
         return Outcome(tuple(errors), (), tuple(unchecked))
     findings = _model_findings(endpoint, target, draft, gpu)
-    errors += [Problem(endpoint.key(f.key), f.message) for f in findings if f.error]
-    warnings += [Problem(endpoint.key(f.key), f.message) for f in findings if not f.error]
+    errors += [_problem(endpoint, f.key, f.message) for f in findings if f.error]
+    warnings += [_problem(endpoint, f.key, f.message) for f in findings if not f.error]
     lines: tuple[str, ...] = ()
     if gpu is None:
         unchecked.append(
@@ -127,7 +127,7 @@ def _facts(
     if isinstance(result, Fetched):
         return result.facts
     if isinstance(result, Refused):
-        errors.append(Problem(endpoint.key(key), result.message))
+        errors.append(_problem(endpoint, key, result.message))
     elif not endpoint.baseline_of:  # a twin's models are its endpoint's: said once
         what = "the target's fit" if key == "model" else "the draft's fit to the target"
         unchecked.append(Unchecked(endpoint.key(key), what, result.why))
@@ -141,7 +141,9 @@ def _model_findings(
     tp = endpoint.gpu_count
     tp_key = "gpuCount" if tp != instances.gpu_count(endpoint.instance_type) else "instanceType"
     findings = rules.tensor_parallel(target, tp, tp_key)
-    findings += rules.context(target, requested_context(endpoint), "maxModelLen", endpoint.engine)
+    findings += rules.context(
+        target, requested_context(endpoint), context_key(endpoint), endpoint.engine
+    )
     spec = endpoint.speculative
     if spec is not None:
         findings += rules.draft_fit(endpoint.engine, spec.algorithm, target, draft)
@@ -152,12 +154,24 @@ def _model_findings(
     return findings
 
 
+def _problem(endpoint: EndpointConfig, key: str, message: str) -> Problem:
+    return Problem(endpoint.key(key), f"{message}{endpoint.inherited_note(key)}")
+
+
 def requested_context(endpoint: EndpointConfig) -> int | None:
     """hp:maxModelLen (or the engine's own flag in hp:engineArgs)."""
     for flag, value in endpoint.engine_args:
         if flag in _CONTEXT_FLAGS and value.strip().isdigit():
             return int(value)
     return None
+
+
+def context_key(endpoint: EndpointConfig) -> str:
+    """Where the context length was set: hp:maxModelLen, else the engine flag in hp:engineArgs."""
+    if "maxModelLen" in endpoint.set_keys:
+        return "maxModelLen"
+    flag = next((f for f, _ in endpoint.engine_args if f in _CONTEXT_FLAGS), None)
+    return f"engineArgs.{flag}" if flag else "maxModelLen"
 
 
 def _fit(
@@ -193,22 +207,26 @@ def _memory_problem(
     )
     weights_fit = fit.target_weights + fit.draft_weights < fit.usable
     if fit.margin >= 0:
-        return Problem(
-            endpoint.key("instanceType"),
+        return _problem(
+            endpoint,
+            "instanceType",
             f"{figures}: under {memory.WARN_MARGIN:.0%} to spare, so activations may not fit",
         )
     if weights_fit and requested_context(endpoint) is None:
-        return Problem(
-            endpoint.key("maxModelLen"),
+        return _problem(
+            endpoint,
+            "maxModelLen",
             f"is not set, so the engine takes the model's full context of {fit.context} "
             f"tokens: {figures}; set hp:maxModelLen to at most {fit.kv_room_tokens}",
         )
     if weights_fit:
-        return Problem(
-            endpoint.key("maxModelLen"),
+        return _problem(
+            endpoint,
+            context_key(endpoint),
             f"{figures}; lower it to at most {fit.kv_room_tokens} or use a larger instance type",
         )
-    return Problem(
-        endpoint.key("instanceType"),
+    return _problem(
+        endpoint,
+        "instanceType",
         f"{figures}; the weights alone do not fit: use an instance type with more GPU memory",
     )

@@ -384,3 +384,29 @@ def test_a_thin_margin_is_a_warning_naming_the_figures(
         "under 10% to spare" in warning.message
         and "ml.g5.2xlarge has 22.1 GiB usable" in warning.message
     )
+
+
+def test_keys_name_where_the_value_was_set(hub_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    entries = '[{"name": "a", "engineArgs": {"max-model-len": 300000}}]'
+    with FakeHub() as hub:
+        engine_flag = check(hub, monkeypatch, model=LLAMA_8B, endpoints=entries)
+        inherited = check(
+            hub,
+            monkeypatch,
+            model="meta-llama/Llama-3.1-70B-Instruct",
+            maxModelLen="8192",
+            endpoints='[{"name": "a"}]',
+        )
+    assert messages(engine_flag)[0].startswith(
+        "hp:endpoints[0].engineArgs.max-model-len: 300000 tokens is above the model's context"
+    )
+    (message,) = messages(inherited)
+    assert message.startswith("hp:endpoints[0].instanceType: needs 33.5 GiB per GPU")
+    assert message.endswith("(inherited from hp:instanceType)")
+
+
+def test_hp_preflight_takes_three_modes() -> None:
+    assert stack(model=LLAMA_8B).preflight == "auto"
+    assert stack(model=LLAMA_8B, preflight="STRICT").preflight == "strict"
+    with pytest.raises(config.ConfigError, match="hp:preflight: must be auto, strict or off"):
+        stack(model=LLAMA_8B, preflight="sometimes")
