@@ -396,6 +396,7 @@ def test_keys_name_where_the_value_was_set(hub_env: None, monkeypatch: pytest.Mo
             model="meta-llama/Llama-3.1-70B-Instruct",
             maxModelLen="8192",
             endpoints='[{"name": "a"}]',
+            instanceType="ml.g5.12xlarge",
         )
     assert messages(engine_flag)[0].startswith(
         "hp:endpoints[0].engineArgs.max-model-len: 300000 tokens is above the model's context"
