@@ -7,6 +7,7 @@ under `mlcc plan`'s mocks it runs only when `mlcc plan --preflight` switched it 
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,7 +37,12 @@ PROGRAM = ProgramSwitch()
 
 def deadline_seconds() -> float:
     """Per fetch: the library's own metadata timeout (HF_HUB_ETAG_TIMEOUT, default 10 s)."""
-    return float(constants.HF_HUB_ETAG_TIMEOUT)
+    given = os.environ.get("HF_HUB_ETAG_TIMEOUT", "").strip()
+    try:
+        seconds = float(given) if given else float(constants.HF_HUB_ETAG_TIMEOUT)
+    except ValueError:
+        seconds = float(constants.HF_HUB_ETAG_TIMEOUT)
+    return seconds if 0 < seconds <= 600 else float(constants.DEFAULT_ETAG_TIMEOUT)
 
 
 def run_parts(config: StackConfig, seconds: float, parts: list[Part] | None = None) -> Outcome:

@@ -97,3 +97,31 @@ def test_preflight_off_makes_no_request(tmp_path: Path, monkeypatch: pytest.Monk
         monkeypatch.setenv("HF_ENDPOINT", hub.url)
         assert plan(tmp_path, monkeypatch, "--preflight", "--set", "hp:preflight=off") == 0
     assert hub.requests == []
+
+
+@pytest.mark.parametrize(
+    "behaviour",
+    [
+        HubBehaviour(malformed={"meta-llama/Llama-3.1-8B-Instruct": "html"}),
+        HubBehaviour(malformed={"meta-llama/Llama-3.1-8B-Instruct": "huge"}),
+        HubBehaviour(malformed={"meta-llama/Llama-3.1-8B-Instruct": "utf8"}),
+        HubBehaviour(malformed={"meta-llama/Llama-3.1-8B-Instruct": "redirect"}),
+        HubBehaviour(silent=True),
+    ],
+    ids=["html", "10MB", "utf8", "redirect-loop", "never-answers"],
+)
+def test_no_hub_answer_ends_in_a_traceback(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    behaviour: HubBehaviour,
+) -> None:
+    with FakeHub(behaviour) as hub:
+        monkeypatch.setenv("HF_ENDPOINT", hub.url)
+        monkeypatch.setenv("HF_HUB_ETAG_TIMEOUT", "1")
+        strict = plan(tmp_path, monkeypatch, "--preflight", "--set", "hp:preflight=strict")
+    err = capsys.readouterr().err
+    assert strict == 1 and "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert lines and all(line.startswith("error: hp:") for line in lines)
+    assert any(line.startswith("error: hp:model: ") for line in lines)
