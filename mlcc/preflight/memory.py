@@ -128,7 +128,11 @@ def kv_bytes_per_token(
     facts: ModelFacts, tp: int, engine_args: dict[str, str], layers: int | None = None
 ) -> float:
     kv_dtype = engine_args.get("kv-cache-dtype", "auto").lower()
-    element = 1 if kv_dtype.startswith("fp8") else compute_bytes(facts, engine_args)
+    element: float = compute_bytes(facts, engine_args)
+    if kv_dtype.startswith(("fp8", "int8")):
+        element = 1
+    elif kv_dtype.startswith(("nvfp4", "int4")):
+        element = 0.5  # four bits a value (their scales are not counted)
     count = facts.num_layers if layers is None else layers
     if facts.mla_kv_width is not None:
         return float(count * facts.mla_kv_width * element)

@@ -233,6 +233,18 @@ def precision(
                 f"{gpu.capability_text}; remove it (auto uses float16 there) or set float16",
             )
         )
+    kv_dtype = engine_args.get("kv-cache-dtype", "auto").lower()
+    # vLLM: of the attention backends only FlashInferBackend.supports_kv_cache_dtype accepts
+    # nvfp4, and only on the compute capability 10.x family; fp8 KV caches have a backend
+    # (TritonAttentionBackend) on every GPU, so they are not refused.
+    if engine is Engine.VLLM and kv_dtype == "nvfp4" and gpu.compute_capability[0] != 10:
+        findings.append(
+            Finding(
+                "engineArgs.kv-cache-dtype",
+                f"vLLM stores an nvfp4 KV cache only on compute capability 10.x (B200, GB200), "
+                f"and {gpu.name} has {gpu.capability_text}; use fp8 or auto",
+            )
+        )
     method = (engine_args.get("quantization") or facts.quantization or "").lower()
     needed = _table(engine, "quantization_min_capability").get(method)
     # vLLM ModelConfig._verify_quantization / SGLang ModelRunner: "The quantization method %s

@@ -411,3 +411,34 @@ def test_hp_preflight_takes_three_modes() -> None:
     assert stack(model=LLAMA_8B, preflight="STRICT").preflight == "strict"
     with pytest.raises(config.ConfigError, match="hp:preflight: must be auto, strict or off"):
         stack(model=LLAMA_8B, preflight="sometimes")
+
+
+def test_an_nvfp4_kv_cache_needs_a_blackwell_gpu_in_vllm(
+    hub_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeHub() as hub:
+        l40s = check(
+            hub,
+            monkeypatch,
+            **eagle3(instanceType="ml.g6e.12xlarge"),
+            engineArgs='{"kv-cache-dtype": "nvfp4"}',
+        )
+        b200 = check(
+            hub,
+            monkeypatch,
+            **eagle3(instanceType="ml.p6-b200.48xlarge"),
+            engineArgs='{"kv-cache-dtype": "nvfp4"}',
+        )
+        fp8_t4 = check(
+            hub,
+            monkeypatch,
+            model="meta-llama/Llama-3.2-1B-Instruct",
+            instanceType="ml.g4dn.xlarge",
+            maxModelLen="8192",
+            engineArgs='{"kv-cache-dtype": "fp8"}',
+        )
+    assert messages(l40s) == [
+        "hp:engineArgs.kv-cache-dtype: vLLM stores an nvfp4 KV cache only on compute capability "
+        "10.x (B200, GB200), and NVIDIA L40S has 8.9; use fp8 or auto"
+    ]
+    assert messages(b200) == [] and messages(fp8_t4) == []
