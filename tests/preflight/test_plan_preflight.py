@@ -125,3 +125,21 @@ def test_no_hub_answer_ends_in_a_traceback(
     lines = [line for line in err.splitlines() if line.startswith("error: ")]
     assert lines and all(line.startswith("error: hp:") for line in lines)
     assert any(line.startswith("error: hp:model: ") for line in lines)
+
+
+def test_plain_plan_opens_no_socket_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As under `unshare -n`: any connection attempt fails the test."""
+    import socket
+
+    attempts: list[object] = []
+
+    def refuse(self: socket.socket, address: object) -> None:
+        attempts.append(address)
+        raise OSError("network is unreachable (test)")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    for stack in ("dev", "multi", "existing"):
+        assert plan(tmp_path, monkeypatch, stack=stack) == 0
+    assert attempts == []
