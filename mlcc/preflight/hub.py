@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextvars
 import json
 import os
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -111,12 +112,17 @@ def _client() -> httpx2.Client:
 _installed = False
 
 
+_install_lock = threading.Lock()
+
+
 def install_deadline_client() -> None:
-    """Route huggingface_hub's shared client through the deadline transport (once)."""
+    """Route huggingface_hub's shared client through the deadline transport (once per process:
+    the program and mlcc plan use the library for nothing else)."""
     global _installed
-    if not _installed:
-        _http.set_client_factory(_client)
-        _installed = True
+    with _install_lock:
+        if not _installed:
+            _http.set_client_factory(_client)
+            _installed = True
 
 
 @contextmanager

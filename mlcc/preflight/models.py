@@ -14,7 +14,15 @@ from mlcc.config.stack import StackConfig
 from mlcc.preflight import memory, rules
 from mlcc.preflight.facts import ModelFacts
 from mlcc.preflight.gpus import GpuSpec, gpu_spec
-from mlcc.preflight.hub import Fetched, FetchResult, ModelRef, Refused, Unreachable, fetch
+from mlcc.preflight.hub import (
+    Fetched,
+    FetchResult,
+    ModelRef,
+    Refused,
+    Unreachable,
+    fetch,
+    install_deadline_client,
+)
 from mlcc.preflight.outcome import Outcome, Unchecked, combine
 from mlcc.serving.speculative import Problem
 from mlcc.stackfiles.resolve import SECRET_PLACEHOLDER
@@ -59,6 +67,7 @@ def _refs(endpoint: EndpointConfig, token: str | None) -> EndpointModels:
 
 def fetch_all(refs: Iterable[ModelRef], seconds: float) -> dict[ModelRef, FetchResult]:
     """Each fetch in its own daemon thread (a stuck one cannot hold the program), all at once."""
+    install_deadline_client()  # before the threads: replacing the client closes the old one
     results: dict[ModelRef, FetchResult] = {}
     threads = []
     for ref in refs:
