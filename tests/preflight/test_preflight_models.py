@@ -442,3 +442,17 @@ def test_an_nvfp4_kv_cache_needs_a_blackwell_gpu_in_vllm(
         "10.x (B200, GB200), and NVIDIA L40S has 8.9; use fp8 or auto"
     ]
     assert messages(b200) == [] and messages(fp8_t4) == []
+
+
+def test_revisions_are_checked_and_default_to_main() -> None:
+    endpoint = stack(**eagle3()).primary
+    assert endpoint.model_revision == "main"
+    assert endpoint.speculative is not None and endpoint.speculative.draft_revision == "main"
+    with pytest.raises(config.ConfigError) as refused:
+        stack(**eagle3(modelRevision="../etc", speculativeModelRevision="a b"))
+    lines = str(refused.value).splitlines()
+    assert (
+        "hp:modelRevision: must be a branch, tag or commit of the Hub repository, got '../etc'"
+        in lines
+    )
+    assert any(line.startswith("hp:speculativeModelRevision: must be a branch") for line in lines)
