@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 # config.json dtype names -> bytes per element (vllm/config/model.py _STR_DTYPE_TO_TORCH_DTYPE).
 DTYPE_BYTES = {"float32": 4, "float": 4, "bfloat16": 2, "float16": 2, "half": 2, "fp8": 1}
@@ -49,6 +49,9 @@ class ModelFacts:
     draft_vocab_size: int | None  # an EAGLE-3 head's reduced vocabulary
     mla_kv_width: int | None  # DeepSeek MLA: kv_lora_rank + qk_rope_head_dim, one latent per token
     weight_bytes: int | None  # what the checkpoint's weights take, None when not known
+    weights_estimated: bool = False  # weight_bytes counted from config.json's shapes
+    intermediate_size: int | None = None
+    experts: bool = False  # a mixture of experts: its weights cannot be counted from the shapes
 
     @property
     def architecture(self) -> str:
@@ -94,7 +97,38 @@ def model_facts(config: object, weight_bytes: int | None) -> ModelFacts:
         draft_vocab_size=_optional_positive(config, "draft_vocab_size"),
         mla_kv_width=_mla_width(text),
         weight_bytes=weight_bytes,
+        intermediate_size=_optional_positive(text, "intermediate_size"),
+        experts=any(
+            text.get(k)
+            for k in (
+                "num_experts",
+                "n_routed_experts",
+                "num_local_experts",
+                "moe_intermediate_size",
+            )
+        ),
     )
+
+
+def with_estimate(facts: ModelFacts) -> ModelFacts:
+    """The facts, with the weights counted from config.json's shapes when no source said
+    (a dense model or an EAGLE head; a mixture of experts stays unknown)."""
+    if facts.weight_bytes is not None or facts.experts or facts.intermediate_size is None:
+        return facts
+    return replace(facts, weight_bytes=estimated_weight_bytes(facts), weights_estimated=True)
+
+
+def estimated_weight_bytes(facts: ModelFacts) -> int:
+    """Embeddings, per layer the attention projections and a gated MLP, the output head (an
+    EAGLE-3 head's over its draft vocabulary, plus its fc over three target hidden states),
+    at the checkpoint's dtype. Norms and biases are left out (well under 1%)."""
+    hidden, head_dim = facts.hidden_size, facts.head_dim
+    attention = hidden * head_dim * (2 * facts.num_heads + 2 * facts.num_kv_heads)
+    mlp = 3 * hidden * (facts.intermediate_size or 0)
+    outputs = (facts.draft_vocab_size or facts.vocab_size) * hidden
+    fc = 3 * hidden * hidden if facts.draft_vocab_size else 0
+    parameters = facts.vocab_size * hidden + facts.num_layers * (attention + mlp) + outputs + fc
+    return parameters * DTYPE_BYTES.get(facts.dtype, 2)
 
 
 def max_context(config: Mapping[str, object]) -> int | None:

@@ -27,12 +27,25 @@ import httpx2
 from huggingface_hub import HfApi, constants, errors, hf_hub_download
 from huggingface_hub.utils import _http
 
-from mlcc.preflight.facts import ModelFacts, NotAModelConfig, model_facts
+from mlcc.preflight.facts import ModelFacts, NotAModelConfig, model_facts, with_estimate
 
 CONFIG_FILE = "config.json"
 INDEX_FILE = "model.safetensors.index.json"
 MAX_JSON_BYTES = 4 * 1024 * 1024  # a config or index larger than this is not one
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt")
+# safetensors dtype names (the Hub's `safetensors.parameters` keys) -> bytes per parameter
+_SAFETENSORS_BYTES = {
+    "F64": 8,
+    "F32": 4,
+    "I64": 8,
+    "I32": 4,
+    "BF16": 2,
+    "F16": 2,
+    "F8_E4M3": 1,
+    "F8_E5M2": 1,
+    "I8": 1,
+    "U8": 1,
+}
 _deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar(
     "preflight_deadline", default=None
 )
@@ -143,8 +156,7 @@ def fetch(ref: ModelRef, seconds: float) -> FetchResult:
         try:
             config_path = _download(ref, CONFIG_FILE)
             config = _read_json(config_path)
-            size = _weight_bytes(ref, seconds)
-            return Fetched(model_facts(config, size))
+            return Fetched(with_estimate(model_facts(config, _weight_bytes(ref, seconds))))
         except _Failure as failure:
             return failure.result
         except NotAModelConfig as error:
@@ -251,7 +263,10 @@ def _weight_bytes(ref: ModelRef, seconds: float) -> int | None:
         total = sum(size for name, size in sizes.items() if name.endswith(suffix))
         if total:
             return total
-    return None
+    # The Hub's safetensors metadata: parameters per dtype.
+    parameters = getattr(info.safetensors, "parameters", None) or {}
+    counted = sum(count * _SAFETENSORS_BYTES.get(dtype, 2) for dtype, count in parameters.items())
+    return int(counted) or None
 
 
 def _local(directory: Path) -> FetchResult:
@@ -267,7 +282,7 @@ def _local(directory: Path) -> FetchResult:
             size = total.get("metadata", {}).get("total_size") if isinstance(total, dict) else None
         else:
             size = sum(p.stat().st_size for p in directory.glob("*.safetensors")) or None
-        return Fetched(model_facts(facts_config, int(size) if size else None))
+        return Fetched(with_estimate(model_facts(facts_config, int(size) if size else None)))
     except _Failure as failure:
         return failure.result
     except NotAModelConfig as error:

@@ -35,6 +35,7 @@ class Fit:
     draft_weights: float
     kv_per_token: float  # bytes per GPU per token (target + draft)
     context: int  # tokens of the one sequence that must fit
+    estimated: bool = False  # a weight size was counted from config.json
 
     @property
     def needed(self) -> float:
@@ -55,6 +56,7 @@ class Fit:
             f"memory: {self.target_weights / GIB:.1f} + {self.draft_weights / GIB:.1f} GiB "
             f"weights, KV room {_tokens(self.kv_room_tokens)} tokens of {self.context} needed, "
             f"{self.usable / GIB:.1f} GiB usable per GPU"
+            f"{' (weights estimated from config.json)' if self.estimated else ''}"
         )
 
 
@@ -174,4 +176,5 @@ def fit(
         draft_weights=draft_weights,
         kv_per_token=kv,
         context=context,
+        estimated=target.weights_estimated or (draft is not None and draft.weights_estimated),
     )

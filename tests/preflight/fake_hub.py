@@ -34,7 +34,7 @@ def vendored_repos() -> dict[str, dict[str, bytes]]:
     return repos
 
 
-def listed_sizes() -> dict[str, dict[str, int]]:
+def listed_sizes() -> dict[str, dict[str, object]]:
     table = json.loads((MODELS / "files.json").read_text())
     return {k: v for k, v in table.items() if k != "about"}
 
@@ -139,13 +139,17 @@ class FakeHub(LoopbackServer):
             self._send(handler, refusal[0], b"{}", {"X-Error-Code": refusal[1]}, False)
             return
         files = {name: len(body) for name, body in self.repos.get(repo, {}).items()}
-        files |= self.sizes.get(repo, {})
-        info = {
+        listed = dict(self.sizes.get(repo, {}))
+        parameters = listed.pop("safetensors", None)
+        files |= listed
+        info: dict[str, object] = {
             "id": repo,
             "modelId": repo,
             "sha": COMMIT,
             "siblings": [{"rfilename": n, "size": s} for n, s in sorted(files.items())],
         }
+        if isinstance(parameters, dict):
+            info["safetensors"] = {"parameters": parameters, "total": sum(parameters.values())}
         self._send(handler, 200, json.dumps(info).encode(), {}, False)
 
     def _send(

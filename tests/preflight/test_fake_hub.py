@@ -24,10 +24,15 @@ def test_the_real_client_downloads_a_vendored_config(tmp_path: Path) -> None:
 def test_the_real_client_reads_file_sizes_from_the_api(tmp_path: Path) -> None:
     with FakeHub() as hub:
         info = HfApi(endpoint=hub.url).model_info(
+            "meta-llama/Llama-3.2-1B", revision="main", files_metadata=True
+        )
+        instruct = HfApi(endpoint=hub.url).model_info(
             "meta-llama/Llama-3.2-1B-Instruct", revision="main", files_metadata=True
         )
     sizes = {s.rfilename: s.size for s in info.siblings or []}
     assert sizes["model.safetensors"] == 2471645608
+    assert instruct.safetensors is not None
+    assert instruct.safetensors.parameters == {"BF16": 1235814400}
 
 
 def test_the_real_client_sees_gated_missing_and_absent_files(tmp_path: Path) -> None:

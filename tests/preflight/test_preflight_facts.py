@@ -103,3 +103,17 @@ def test_the_gpu_table_knows_every_instance_type_the_project_does() -> None:
     t4 = gpu_spec("ml.g4dn.12xlarge")
     assert t4 is not None and t4.compute_capability == (7, 5) and t4.memory_mib == 16384
     assert gpu_spec("ml.m5.xlarge") is None and gpu_spec("g5.xlarge") is None
+
+
+def test_weights_counted_from_the_config_match_the_published_total() -> None:
+    from mlcc.preflight.facts import estimated_weight_bytes, with_estimate
+
+    llama = model_facts(vendored("meta-llama/Llama-3.1-8B-Instruct"), None)
+    published = json.loads(
+        (MODELS / "meta-llama/Llama-3.1-8B-Instruct/model.safetensors.index.json").read_text()
+    )["metadata"]["total_size"]
+    assert abs(estimated_weight_bytes(llama) - published) / published < 0.001  # norms only
+    assert with_estimate(llama).weights_estimated
+    # a mixture of experts cannot be counted from its shapes: it stays unknown
+    deepseek = with_estimate(model_facts(vendored("deepseek-ai/DeepSeek-V3"), None))
+    assert deepseek.weight_bytes is None and not deepseek.weights_estimated
