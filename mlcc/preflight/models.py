@@ -138,7 +138,11 @@ def _facts(
     if isinstance(result, Refused):
         errors.append(_problem(endpoint, key, result.message))
     elif not endpoint.baseline_of:  # a twin's models are its endpoint's: said once
-        what = "the target's fit" if key == "model" else "the draft's fit to the target"
+        what = (
+            "the target's fit (context, tensor parallelism, precision, GPU memory)"
+            if key == "model"
+            else "the draft's fit to the target and the GPU memory fit"
+        )
         unchecked.append(Unchecked(endpoint.key(key), what, result.why))
     return None
 
