@@ -18,7 +18,9 @@ Reads the wheels' sources with `ast` (nothing is imported from the engines):
 - SGLang MTP (NEXTN) targets: the architectures `ModelConfig._config_draft_model`
   (sglang/srt/configs/model_config.py) turns into a NextN/MTP draft, and those
   `_handle_eagle_family` (sglang/srt/arg_groups/speculative_hook.py) lets draft themselves.
-- Each engine's quantization methods and their `get_min_capability()` (compute capability x 10).
+- Each engine's quantization methods (vLLM `get_quantization_config`'s `method_to_config`,
+  SGLang's `BASE_QUANTIZATION_METHODS`) and their classes' `get_min_capability()` (compute
+  capability x 10; the CUDA case where the method branches by platform).
 """
 
 from __future__ import annotations
@@ -151,30 +153,92 @@ def vllm_tables(wheel: Path) -> dict[str, object]:
         "mtp_targets": sorted(override | set(mtp_types)),
         "gpu_memory_utilization": utilization,
         "quantization_min_capability": min_capabilities(
-            wheel, "vllm/model_executor/layers/quantization/"
+            wheel, "vllm/model_executor/layers/quantization/", "method_to_config"
         ),
     }
 
 
-def min_capabilities(wheel: Path, prefix: str) -> dict[str, int]:
-    """quantization method name -> the smallest compute capability x 10 the engine accepts."""
-    found: dict[str, int] = {}
+def min_capabilities(wheel: Path, prefix: str, registry: str) -> dict[str, int]:
+    """quantization method name -> the smallest compute capability x 10 the engine accepts:
+    the method's class in the engine's registry (`registry`, a dict literal of the package's
+    __init__.py), and that class's `get_min_capability()`."""
+    capability: dict[str, int] = {}
     for _, module in sources(wheel, prefix):
         for node in (n for n in ast.walk(module) if isinstance(n, ast.ClassDef)):
             methods = {f.name: f for f in node.body if isinstance(f, ast.FunctionDef)}
-            name = _constant_return(methods.get("get_name"))
-            capability = _constant_return(methods.get("get_min_capability"))
-            if isinstance(name, str) and isinstance(capability, int):
-                found[name] = capability
+            value = _constant_return(methods.get("get_min_capability"))
+            if isinstance(value, int):
+                capability[node.name] = value
+    found: dict[str, int] = {}
+    for entries in _registry_entries(one_source(wheel, f"{prefix}__init__.py"), registry):
+        for key, cls in zip(entries.keys, entries.values, strict=True):
+            if isinstance(key, ast.Constant) and isinstance(cls, ast.Name) and cls.id in capability:
+                found[str(key.value)] = capability[cls.id]
     return dict(sorted(found.items()))
 
 
+def _registry_entries(module: ast.Module, registry: str) -> list[ast.Dict]:
+    """The registry's dict literal, then the `registry.update({...})` calls made on CUDA
+    (under an `if` whose test names is_cuda)."""
+    found: list[ast.Dict] = []
+    for node in ast.walk(module):
+        target: ast.expr | None = node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+        value = getattr(node, "value", None)
+        if isinstance(target, ast.Name) and target.id == registry and isinstance(value, ast.Dict):
+            found.append(value)
+    for branch in (n for n in ast.walk(module) if isinstance(n, ast.If)):
+        if "is_cuda" not in ast.unparse(branch.test):
+            continue
+        for call in (n for s in branch.body for n in ast.walk(s) if isinstance(n, ast.Call)):
+            func = call.func
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr == "update"
+                and isinstance(func.value, ast.Name)
+                and func.value.id == registry
+                and call.args
+                and isinstance(call.args[0], ast.Dict)
+            ):
+                found.append(call.args[0])
+    return found
+
+
 def _constant_return(method: ast.FunctionDef | None) -> object:
+    """The constant the method returns last in its source: the plain CUDA case after the
+    platform branches (NPU, ROCm, MUSA) that return earlier; of a conditional expression
+    (`100 if self.use_mxfp8 else 80`), its else branch."""
     if method is None:
         return None
-    returns = [n for n in ast.walk(method) if isinstance(n, ast.Return)]
-    values = {r.value.value for r in returns if isinstance(r.value, ast.Constant)}
-    return values.pop() if len(values) == 1 and len(returns) >= 1 else None
+    returns = sorted(
+        (n for n in ast.walk(method) if isinstance(n, ast.Return) and n.value is not None),
+        key=lambda n: n.lineno,
+    )
+    if not returns:
+        return None
+    value = returns[-1].value
+    if isinstance(value, ast.IfExp):
+        value = _cuda_branch(value)
+    return value.value if isinstance(value, ast.Constant) else None
+
+
+_PLATFORMS = re.compile(r"(npu|hip|musa|rocm|xpu|cpu)", re.IGNORECASE)
+
+
+def _cuda_branch(choice: ast.IfExp) -> ast.expr:
+    """`a if <platform> else b` -> b, `a if not <platform> else b` -> a; any other condition
+    (a feature such as mxfp8) -> its else branch, the plain case."""
+    test = choice.test
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    names = " ".join(
+        n.id if isinstance(n, ast.Name) else n.attr
+        for n in ast.walk(test)
+        if isinstance(n, ast.Name | ast.Attribute)
+    )
+    if _PLATFORMS.search(names):
+        return choice.body if negated else choice.orelse
+    return choice.orelse
 
 
 def sglang_eagle3_targets(wheel: Path) -> list[str]:
@@ -217,7 +281,9 @@ def sglang_tables(wheel: Path) -> dict[str, object]:
         "version": wheel_version(wheel),
         "eagle3_targets": sglang_eagle3_targets(wheel),
         "mtp_targets": sorted(architectures),
-        "quantization_min_capability": min_capabilities(wheel, "sglang/srt/layers/quantization/"),
+        "quantization_min_capability": min_capabilities(
+            wheel, "sglang/srt/layers/quantization/", "BASE_QUANTIZATION_METHODS"
+        ),
     }
 
 

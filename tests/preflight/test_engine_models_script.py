@@ -41,6 +41,10 @@ VLLM_FILES = {
     "vllm/config/cache.py": (
         "class CacheConfig:\n    gpu_memory_utilization: float = Field(default=0.92, gt=0)\n"
     ),
+    "vllm/model_executor/layers/quantization/__init__.py": (
+        "def get_quantization_config(quantization):\n"
+        '    method_to_config: dict[str, type] = {"fp8": Fp8Config, "awq": AutoAWQConfig}\n'
+    ),
     "vllm/model_executor/layers/quantization/fp8.py": (
         "class Fp8Config(QuantizationConfig):\n"
         '    def get_name(cls):\n        return "fp8"\n'
@@ -53,6 +57,31 @@ SGLANG_FILES = {
         "    def set_eagle3_layers_to_capture(self, ids):\n        pass\n"
         "class Phi3ForCausalLM(LlamaForCausalLM):\n    pass\n"
         "EntryClass = [LlamaForCausalLM, Phi3ForCausalLM]\n"
+    ),
+    "sglang/srt/layers/quantization/__init__.py": (
+        'BASE_QUANTIZATION_METHODS: Dict[str, type] = {"fp8": Fp8Config, "gguf": GGUFConfig}\n'
+        "if is_cuda():\n"
+        '    BASE_QUANTIZATION_METHODS.update({"mxfp4": Mxfp4Config})\n'
+        "if is_npu():\n"
+        '    BASE_QUANTIZATION_METHODS.update({"gguf": NpuConfig})\n'
+    ),
+    "sglang/srt/layers/quantization/mxfp4.py": (
+        "class Mxfp4Config(QuantizationConfig):\n"
+        "    def get_min_capability(cls):\n        return 80\n"
+        "class NpuConfig(QuantizationConfig):\n"
+        "    def get_min_capability(cls):\n        return 0\n"
+    ),
+    "sglang/srt/layers/quantization/fp8.py": (
+        "class Fp8Config(QuantizationConfig):\n"
+        '    def get_name(self):\n        return "mxfp8" if self.use_mxfp8 else "fp8"\n'
+        "    def get_min_capability(self):\n"
+        "        if is_npu():\n            return 0\n"
+        "        return 100 if self.use_mxfp8 else 80\n"
+    ),
+    "sglang/srt/layers/quantization/gguf.py": (
+        "class GGUFConfig(QuantizationConfig):\n"
+        '    def get_name(self):\n        return "gguf"\n'
+        "    def get_min_capability(cls):\n        return 60 if not _is_musa else 21\n"
     ),
     "sglang/srt/models/gpt2.py": (
         "class GPT2LMHeadModel(nn.Module):\n    pass\nEntryClass = GPT2LMHeadModel\n"
@@ -93,7 +122,8 @@ def test_the_rules_are_read_from_the_sources(tmp_path: Path) -> None:
         "version": "0.5.17",
         "eagle3_targets": ["LlamaForCausalLM", "Phi3ForCausalLM"],
         "mtp_targets": ["DeepseekV3ForCausalLM", "Qwen3NextForCausalLM"],  # not NEXTN
-        "quantization_min_capability": {},
+        # the CUDA case: the registry's classes, its CUDA-only additions, not the NPU's
+        "quantization_min_capability": {"fp8": 80, "gguf": 60, "mxfp4": 80},
     }
 
 
