@@ -12,14 +12,21 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from huggingface_hub import constants
-
 from mlcc.config.stack import StackConfig
-from mlcc.preflight.models import models_part
 from mlcc.preflight.outcome import Mode, Outcome, Unchecked, combine, settle
 from mlcc.serving.speculative import Problem
 
 Part = Callable[[StackConfig, float], Outcome]
+
+
+def models_part(config: StackConfig, deadline_seconds: float) -> Outcome:
+    """The models part (mlcc.preflight.models), imported when preflight runs: plain
+    `mlcc plan` does not pay for huggingface_hub's import."""
+    from mlcc.preflight import models
+
+    return models.models_part(config, deadline_seconds)
+
+
 PARTS: list[Part] = [models_part]
 
 
@@ -37,6 +44,8 @@ PROGRAM = ProgramSwitch()
 
 def deadline_seconds() -> float:
     """Per fetch: the library's own metadata timeout (HF_HUB_ETAG_TIMEOUT, default 10 s)."""
+    from huggingface_hub import constants
+
     given = os.environ.get("HF_HUB_ETAG_TIMEOUT", "").strip()
     try:
         seconds = float(given) if given else float(constants.HF_HUB_ETAG_TIMEOUT)
