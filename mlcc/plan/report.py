@@ -108,8 +108,7 @@ def headline(
     speculative_flags: SpeculativeFlags,
     preflight: Mapping[str, Sequence[str]] | None = None,
 ) -> list[str]:
-    """Stack, mode, region, GPU nodes, then per endpoint: engine, model, type x count, spec,
-    and the figures of `mlcc plan --preflight` (by endpoint name)."""
+    """Stack, mode, region, GPU nodes, per endpoint: engine, model, type x count, preflight."""
     region = values.get("aws:region") or "not set (aws:region)"
     cluster = values.get("hp:clusterName", "")
     mode = (
@@ -126,9 +125,7 @@ def headline(
         lines += _endpoint_lines(endpoint, values, speculative_flags)
         name = _dig(endpoint.inputs, "metadata", "name") or endpoint.name
         lines += [f"  preflight: {line}" for line in (preflight or {}).get(name, ())]
-    if not endpoints:
-        lines.append("no endpoint")
-    return lines
+    return lines if endpoints else [*lines, "no endpoint"]
 
 
 def _groups(resource: PlannedResource) -> list[Mapping[str, Any]]:
