@@ -1,13 +1,14 @@
-"""GPU memory and compute capability per instance type: the vendored table gpus.json (its
-`about` records the sources). The memory fit takes a `GpuSpec` as an argument, so a value read
-from the account (EC2 DescribeInstanceTypes) can replace the table's."""
+"""GPU memory and compute capability per instance type: the vendored table
+mlcc/config/gpus.json (its `about` records the sources), the one the config's instance checks
+read too. The memory fit takes a `GpuSpec` as an argument, so a value read from the account
+(EC2 DescribeInstanceTypes) can replace the table's."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+
+from mlcc.config.instances import GPU_FAMILIES
 
 MIB = 1024 * 1024
 
@@ -29,9 +30,8 @@ class GpuSpec:
 
 @cache
 def _families() -> dict[str, GpuSpec]:
-    table = json.loads(resources.files(__package__).joinpath("gpus.json").read_text())
     families: dict[str, GpuSpec] = {}
-    for family, row in table["families"].items():
+    for family, row in GPU_FAMILIES.items():
         major, minor = (int(part) for part in str(row["compute_capability"]).split("."))
         families[family] = GpuSpec(str(row["gpu"]), int(row["memory_mib"]), (major, minor))
     return families
