@@ -62,7 +62,7 @@ class EndpointConfig:
 
     def inherited_note(self, name: str) -> str:
         """' (inherited from hp:name)' when an entry's value of `name` is the top-level one."""
-        field = name.split(".", 1)[0]
+        field = re.split(r"[.\[]", name, maxsplit=1)[0]
         if self.entry_path and field not in self.entry_fields and field in self.set_keys:
             return f" (inherited from hp:{field})"
         return ""

@@ -106,7 +106,7 @@ def check_endpoint(
     if gpu is None:
         unchecked.append(
             Unchecked(
-                endpoint.key("instanceType"),
+                endpoint.key(instance_key(endpoint)),
                 "the GPU memory fit and compute capability",
                 f"{endpoint.instance_type} is not in the GPU table",
             )
@@ -152,7 +152,9 @@ def _model_findings(
 ) -> list[rules.Finding]:
     args = dict(endpoint.engine_args)
     tp = endpoint.gpu_count
-    tp_key = "gpuCount" if tp != instances.gpu_count(endpoint.instance_type) else "instanceType"
+    tp_key = (
+        "gpuCount" if tp != instances.gpu_count(endpoint.instance_type) else instance_key(endpoint)
+    )
     findings = rules.tensor_parallel(target, tp, tp_key)
     findings += rules.context(
         target, requested_context(endpoint), context_key(endpoint), endpoint.engine
@@ -162,13 +164,28 @@ def _model_findings(
         findings += rules.draft_fit(endpoint.engine, spec.algorithm, target, draft)
         if draft is not None and spec.algorithm == "draft-model":
             findings += rules.tensor_parallel(draft, tp, "speculativeModel")
+    # every type of an hp:instanceTypes fallback list must run the precision; the memory is
+    # the same for all of them (the config refuses a list that differs in it)
+    for instance_type in endpoint.operator.instance_types[1:]:
+        fallback = gpu_spec(instance_type)
+        if fallback is not None and fallback != gpu:
+            findings += rules.precision(endpoint.engine, target, fallback, args, "instanceTypes")
     if gpu is not None:
         findings += rules.precision(endpoint.engine, target, gpu, args, "model")
-    return findings
+    return _unique(findings)
+
+
+def _unique(findings: list[rules.Finding]) -> list[rules.Finding]:
+    return list(dict.fromkeys(findings))
 
 
 def _problem(endpoint: EndpointConfig, key: str, message: str) -> Problem:
     return Problem(endpoint.key(key), f"{message}{endpoint.inherited_note(key)}")
+
+
+def instance_key(endpoint: EndpointConfig) -> str:
+    """hp:instanceType, or the first of hp:instanceTypes when the endpoint has a list."""
+    return "instanceTypes[0]" if endpoint.operator.instance_types else "instanceType"
 
 
 def requested_context(endpoint: EndpointConfig) -> int | None:
@@ -222,7 +239,7 @@ def _memory_problem(
     if fit.margin >= 0:
         return _problem(
             endpoint,
-            "instanceType",
+            instance_key(endpoint),
             f"{figures}: under {memory.WARN_MARGIN:.0%} to spare, so activations may not fit",
         )
     if weights_fit and requested_context(endpoint) is None:
@@ -240,6 +257,6 @@ def _memory_problem(
         )
     return _problem(
         endpoint,
-        "instanceType",
+        instance_key(endpoint),
         f"{figures}; the weights alone do not fit: use an instance type with more GPU memory",
     )

@@ -461,3 +461,39 @@ def test_revisions_are_checked_and_default_to_main() -> None:
         in lines
     )
     assert any(line.startswith("hp:speculativeModelRevision: must be a branch") for line in lines)
+
+
+def test_every_fallback_instance_type_must_run_the_checkpoint(
+    hub_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeHub() as hub:
+        outcome = check(
+            hub,
+            monkeypatch,
+            model=LLAMA_8B,
+            engine="sglang",
+            maxModelLen="8192",
+            instanceTypes='["ml.p5.48xlarge", "ml.p4de.24xlarge"]',
+            engineArgs='{"quantization": "w8a8_fp8"}',
+        )
+    assert messages(outcome) == [
+        "hp:instanceTypes: w8a8_fp8 quantization needs compute capability 8.9 in sglang, and "
+        "NVIDIA A100 80GB has 8.0; use an unquantized checkpoint or a newer instance type"
+    ]
+
+
+def test_memory_names_the_first_type_of_a_fallback_list(
+    hub_env: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FakeHub() as hub:
+        outcome = check(
+            hub,
+            monkeypatch,
+            model="meta-llama/Llama-3.1-70B-Instruct",
+            maxModelLen="8192",
+            endpoints='[{"name": "a"}]',
+            instanceTypes='["ml.g5.12xlarge", "ml.g5.24xlarge"]',
+        )
+    (message,) = messages(outcome)
+    assert message.startswith("hp:endpoints[0].instanceTypes[0]: needs 33.5 GiB per GPU")
+    assert message.endswith("(inherited from hp:instanceTypes)")
