@@ -75,6 +75,14 @@ def register(subparsers: Any) -> None:
         metavar="DIR",
         help="compare with DIR/plan.json (an earlier --out): + new, - gone, ~ changed inputs",
     )
+    parser.add_argument(
+        "--preflight",
+        action="store_true",
+        help=(
+            "also run the preflight checks of `pulumi preview` (reads the models' config.json "
+            "from the Hub: HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE; docs/preflight.md)"
+        ),
+    )
     parser.set_defaults(run=run)
 
 
@@ -102,7 +110,9 @@ def run(args: argparse.Namespace) -> int:
         return _usage_error(str(error))
     except stackfiles.StackConfigError as error:
         return _config_errors(_every_problem(error, args.stack))
-    evaluated = _evaluate(project_dir, str(project["name"]), args.stack, values)
+    evaluated = _evaluate(
+        project_dir, str(project["name"]), args.stack, values, preflight=args.preflight
+    )
     if isinstance(evaluated, int):
         return evaluated
     registered, program_outputs = evaluated
@@ -188,7 +198,7 @@ def _load_baseline(directory: Path) -> list[dict[str, Any]]:
 
 
 def _evaluate(
-    project_dir: Path, project: str, stack: str, values: Any
+    project_dir: Path, project: str, stack: str, values: Any, *, preflight: bool = False
 ) -> tuple[list[plan_report.Registered], dict[str, Any]] | int:
     """The offline run's registrations, or an exit code after printing why there are none."""
     import pulumi
@@ -204,6 +214,7 @@ def _evaluate(
             secret_keys=values.secret_keys,
             project=project,
             stack=stack,
+            preflight=preflight,
         )
     except pulumi.RunError as error:
         lines = [line for line in str(error).splitlines()[1:] if line.strip()]
@@ -231,7 +242,9 @@ def _print_report(
     baseline: list[dict[str, Any]] | None,
     diff_dir: Path | None,
 ) -> None:
-    for line in plan_report.headline(stack, values, resources, speculative_flags):
+    for line in plan_report.headline(
+        stack, values, resources, speculative_flags, _preflight_lines()
+    ):
         print(line)
     if baseline is None:
         print(f"\nresources ({len(resources)}):")
@@ -247,6 +260,13 @@ def _print_report(
         print("\noutputs:")
         for line in plan_report.output_lines(outputs):
             print(line)
+
+
+def _preflight_lines() -> dict[str, tuple[str, ...]]:
+    """Per endpoint the preflight figures, when --preflight ran."""
+    from mlcc.preflight.run import PROGRAM
+
+    return dict(PROGRAM.outcome.lines) if PROGRAM.outcome is not None else {}
 
 
 def speculative_flags(env: dict[str, str]) -> tuple[str | None, str | None]:

@@ -30,6 +30,8 @@ MAX_NAME_LENGTH = 63
 _ENTRY_FIELDS = ("name", *ENDPOINT_KEYS)
 _ENDPOINT_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _SPECULATIVE_KEYS = tuple(k for k in ENDPOINT_KEYS if k.startswith("speculative"))
+# A Hub revision: a branch or tag name (git ref rules, simplified) or a commit id.
+_REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,21 @@ class EndpointConfig:
     baseline: bool = False
     baseline_of: str | None = None  # a twin: the endpoint it mirrors without speculation
     operator: OperatorSettings = field(default_factory=OperatorSettings)  # config/operator.py
+    model_revision: str = "main"
+    entry_path: str = ""  # "endpoints[1]" for an hp:endpoints entry, "" for the top-level keys
+    entry_fields: frozenset[str] = frozenset()  # the keys the entry sets itself
+    set_keys: frozenset[str] = frozenset()  # endpoint keys given a value other than the default
+
+    def key(self, name: str) -> str:
+        """The stack key a problem with `name` (a key or key.path) of this endpoint names."""
+        return f"hp:{self.entry_path}.{name}" if self.entry_path else f"hp:{name}"
+
+    def inherited_note(self, name: str) -> str:
+        """' (inherited from hp:name)' when an entry's value of `name` is the top-level one."""
+        field = re.split(r"[.\[]", name, maxsplit=1)[0]
+        if self.entry_path and field not in self.entry_fields and field in self.set_keys:
+            return f" (inherited from hp:{field})"
+        return ""
 
     @property
     def most_replicas(self) -> int:
@@ -107,7 +124,12 @@ def _entry(reader: Reader, index: int, entry: dict[str, object]) -> ReadEndpoint
     elif problem := name_problem(name.strip()):
         reader.fail(f"{path}.name", problem)
     name = name.strip()
-    return ReadEndpoint(_endpoint(entry_reader, name, name), entry_reader)
+    endpoint = replace(
+        _endpoint(entry_reader, name, name),
+        entry_path=path,
+        entry_fields=frozenset(str(field) for field in entry),
+    )
+    return ReadEndpoint(endpoint, entry_reader)
 
 
 def _unknown_field_message(field: str) -> str:
@@ -163,6 +185,7 @@ def _endpoint(reader: Reader, name: str, resource_name: str) -> EndpointConfig:
         engine=engine,
         engine_release=engine_release,
         model=_model(reader),
+        model_revision=_revision(reader, "modelRevision"),
         instance_type=instance_type,
         gpu_count=gpu_count,
         replicas=_replicas(reader),
@@ -171,6 +194,7 @@ def _endpoint(reader: Reader, name: str, resource_name: str) -> EndpointConfig:
         autoscaling_raw=reader.structured("autoscaling"),
         baseline=reader.boolean("baseline"),
         operator=operator,
+        set_keys=frozenset(k for k in ENDPOINT_KEYS if reader.present(k)),
     )
     operator_rules.check(reader, operator, _facts(endpoint))
     return endpoint
@@ -227,6 +251,15 @@ def _model(reader: Reader) -> str:
     if problem:
         reader.fail("model", problem)
     return model
+
+
+def _revision(reader: Reader, name: str) -> str:
+    revision = reader.string(name) or "main"
+    if not _REVISION.match(revision) or ".." in revision:
+        reader.fail(
+            name, f"must be a branch, tag or commit of the Hub repository, got {revision!r}"
+        )
+    return revision
 
 
 def _instance(reader: Reader, fallbacks: tuple[str, ...]) -> tuple[str, int]:
@@ -342,7 +375,8 @@ def _speculative(
         draft = None
     if num_tokens is None:  # already reported as not a number
         num_tokens = speculative.DEFAULT_NUM_TOKENS
-    spec = SpeculativeSpec(algorithm, draft, num_tokens, topk, draft_tokens)
+    revision = _revision(reader, "speculativeModelRevision") if draft else None
+    spec = SpeculativeSpec(algorithm, draft, num_tokens, topk, draft_tokens, revision)
     checked = speculative.check(spec, engine, engine_release)
     for problem in checked.errors:
         reader.fail(problem.key.removeprefix("hp:"), problem.message)

@@ -1,4 +1,4 @@
-"""GPU counts of the SageMaker instance types HyperPod offers (pure data).
+"""GPU counts and GPUs of the SageMaker instance types HyperPod offers (pure data).
 
 The count sets the pod's `nvidia.com/gpu` request and the engines' tensor-parallel size.
 A type missing here is refused unless `hp:gpuCount` says how many GPUs it has.
@@ -6,7 +6,9 @@ A type missing here is refused unless `hp:gpuCount` says how many GPUs it has.
 
 from __future__ import annotations
 
+import json
 import re
+from importlib import resources
 
 INSTANCE_TYPE_PATTERN = re.compile(r"^ml\.[a-z0-9-]+\.[a-z0-9]+$")
 
@@ -50,24 +52,14 @@ GPU_COUNTS: dict[str, int] = {
 }
 
 
-# Memory of one GPU per family, MiB: EC2 DescribeInstanceTypes' GpuInfo for the family's EC2
-# twin where it reports one (g4dn-p5), else the memory AWS publishes per GPU. Types of one
-# endpoint's hp:instanceTypes must agree on it: the memory fit is made once per endpoint.
-GPU_MEMORY_MIB: dict[str, int] = {
-    "g4dn": 16384,
-    "g5": 24576,
-    "g6": 22888,
-    "g6e": 45776,
-    "g7e": 98304,
-    "p4d": 40960,
-    "p4de": 81920,
-    "p5": 81920,
-    "p5e": 144384,
-    "p5en": 144384,
-    "p6-b200": 183296,
-    "p6-b300": 274432,
-    "p6e-gb200": 190464,
-}
+# The GPU of each family (model, memory per GPU in MiB, compute capability): gpus.json, whose
+# `about` records the sources. Types of one endpoint's hp:instanceTypes must agree on the
+# memory (the memory fit is made once per endpoint); preflight reads the same table
+# (mlcc/preflight/gpus.py).
+GPU_FAMILIES: dict[str, dict[str, str | int]] = json.loads(
+    resources.files(__package__).joinpath("gpus.json").read_text()
+)["families"]
+GPU_MEMORY_MIB: dict[str, int] = {f: int(row["memory_mib"]) for f, row in GPU_FAMILIES.items()}
 
 # EFA-capable SageMaker types among those HyperPod offers for GPU inference.
 EFA_INSTANCE_TYPES = frozenset(

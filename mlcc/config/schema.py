@@ -62,6 +62,14 @@ _ENDPOINT_KEYS: tuple[Key, ...] = (
     ),
     Key("model", "string", REQUIRED, "Hugging Face model id of the target model (org/name).", _E),
     Key(
+        "modelRevision",
+        "string",
+        "main",
+        "Revision of hp:model on the Hub (branch, tag or commit); passed to the engine "
+        "(--revision) and read by preflight.",
+        _E,
+    ),
+    Key(
         "instanceType", "string", "ml.g5.12xlarge", "SageMaker instance type of the GPU nodes.", _E
     ),
     Key(
@@ -101,6 +109,14 @@ _ENDPOINT_KEYS: tuple[Key, ...] = (
         "string",
         "",
         "Draft model: Hugging Face id or absolute path in the image (draft-model, eagle*).",
+        _E,
+    ),
+    Key(
+        "speculativeModelRevision",
+        "string",
+        "main",
+        "Revision of hp:speculativeModel on the Hub; passed to the engine (vLLM "
+        "speculative-config revision, SGLang --speculative-draft-model-revision).",
         _E,
     ),
     Key(
@@ -261,6 +277,14 @@ _STACK_KEYS: tuple[Key, ...] = (
         _C,
     ),
     Key("tags", None, {}, "Extra AWS tags for every taggable resource (a map)."),
+    Key(
+        "preflight",
+        "string",
+        "auto",
+        "Checks of the models (config.json on the Hub) before anything is created "
+        "(docs/preflight.md): auto (a source that cannot be reached is a warning), strict "
+        "(an error), off. mlcc plan runs them only with --preflight.",
+    ),
 )
 _OPERATOR_KEYS = tuple(
     Key(name, cli_type, default, description, Scope.ENDPOINT if per_endpoint else Scope.STACK)

@@ -67,6 +67,7 @@ class StackConfig:
     endpoints: tuple[EndpointConfig, ...]
     infrastructure: InfrastructureConfig
     deploy_wait: DeployWait = field(default_factory=DeployWait)
+    preflight: str = "auto"  # hp:preflight: auto, strict or off (mlcc.preflight.outcome.Mode)
 
     @property
     def primary(self) -> EndpointConfig:
@@ -123,6 +124,7 @@ def parse(
         deploy_wait=parse_deploy_wait(reader),
         endpoints=endpoints,
         infrastructure=infra,
+        preflight=_preflight(reader),
     )
     _warn_unused_stack_keys(reader, config)
     errors = reader.problems.unique_errors()
@@ -258,6 +260,17 @@ def _image(reader: Reader) -> str | None:
             "re-pushed. Pin it by digest (@sha256:...)",
         )
     return image
+
+
+PREFLIGHT_MODES = ("auto", "strict", "off")
+
+
+def _preflight(reader: Reader) -> str:
+    mode = reader.string("preflight").lower() or "auto"
+    if mode not in PREFLIGHT_MODES:
+        reader.fail("preflight", f"must be auto, strict or off, got {mode!r}")
+        return "auto"
+    return mode
 
 
 def _optimize(reader: Reader) -> OptimizeSettings | None:

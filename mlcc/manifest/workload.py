@@ -6,6 +6,7 @@ every field of the manifest is tested here without mocks.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,8 @@ API_VERSION = "inference.sagemaker.aws.amazon.com/v1"
 KIND = "InferenceEndpointConfig"
 CONTAINER_PORT = 8080
 MODEL_VOLUME = "model-weights"
+REVISION_FLAG = "revision"  # vLLM and SGLang both: --revision
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 MODEL_MOUNT_PATH = "/opt/ml/model"
 HF_TOKEN_KEY = "token"
 # Both engines serve the OpenAI API; the operator routes invocations to this path.
@@ -56,6 +59,7 @@ class Workload:
     hf_token_secret: str | None = None
     engine_releases: Mapping[Engine, EngineRelease] | None = None
     autoscaling: Autoscaling | None = None
+    model_revision: str = "main"  # hp:modelRevision
     operator: OperatorSettings = field(default_factory=OperatorSettings)
 
     @property
@@ -90,6 +94,7 @@ def from_endpoint(config: StackConfig, endpoint: EndpointConfig) -> Workload:
         autoscaling=endpoint.autoscaling,
         operator=endpoint.operator,
         max_deploy_seconds=config.deploy_wait.timeout_seconds,
+        model_revision=endpoint.model_revision,
     )
 
 
@@ -117,6 +122,8 @@ def engine_settings_env(workload: Workload) -> dict[str, str]:
     }
     if workload.operator.container_port is not None:
         flags["port"] = str(workload.container_port)
+    if workload.model_revision != "main":
+        flags[REVISION_FLAG] = workload.model_revision
     env = {flag_env_name(engine, flag): value for flag, value in flags.items()}
     env |= metrics_env(engine.value)
     return env | {flag_env_name(engine, flag): value for flag, value in workload.engine_args}
@@ -140,6 +147,8 @@ def environment(workload: Workload, spec: SpeculativeSpec | None) -> list[dict[s
 
 def model_source(workload: Workload) -> dict[str, object]:
     hugging_face: dict[str, object] = {"modelId": workload.model_id}
+    if _COMMIT.match(workload.model_revision):  # the operator's download takes commits only
+        hugging_face["commitSHA"] = workload.model_revision
     if workload.hf_token_secret:
         hugging_face["tokenSecretRef"] = {"name": workload.hf_token_secret, "key": HF_TOKEN_KEY}
     # No prefetch: the engine downloads the target (and the draft) itself at start-up.

@@ -297,11 +297,16 @@ def run(
     secret_keys: list[str] | None = None,
     project: str = "hp",
     stack: str = "dev",
+    preflight: bool = False,
 ) -> OfflineRun:
     """Run `program` as `pulumi up` would (not a preview), and return what it registered.
 
-    Exceptions from the program (a `pulumi.RunError` for bad config) propagate unchanged.
+    Preflight (the program's network checks) runs only when `preflight` is true. Exceptions
+    from the program (a `pulumi.RunError` for bad config) propagate unchanged.
     """
+    from mlcc.preflight.run import PROGRAM
+
+    PROGRAM.enabled, PROGRAM.outcome = preflight, None
     mocks = RecordingMocks()
     pulumi.runtime.set_all_config(dict(config), secret_keys or [])
     pulumi.runtime.set_mocks(
@@ -316,5 +321,8 @@ def run(
         exported = dict(getattr(root, "outputs", {}))
         return pulumi.Output.all(**exported).apply(outputs.update)
 
-    execute()
+    try:
+        execute()
+    finally:
+        PROGRAM.enabled = True
     return OfflineRun(list(mocks.registrations), outputs)

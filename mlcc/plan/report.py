@@ -106,8 +106,9 @@ def headline(
     values: Mapping[str, str],
     resources: Sequence[PlannedResource],
     speculative_flags: SpeculativeFlags,
+    preflight: Mapping[str, Sequence[str]] | None = None,
 ) -> list[str]:
-    """Stack, mode, region, GPU nodes, then per endpoint: engine, model, type x count, spec."""
+    """Stack, mode, region, GPU nodes, per endpoint: engine, model, type x count, preflight."""
     region = values.get("aws:region") or "not set (aws:region)"
     cluster = values.get("hp:clusterName", "")
     mode = (
@@ -122,9 +123,9 @@ def headline(
     endpoints = [r for r in resources if r.type == CR_TYPE]
     for endpoint in endpoints:
         lines += _endpoint_lines(endpoint, values, speculative_flags)
-    if not endpoints:
-        lines.append("no endpoint")
-    return lines
+        name = _dig(endpoint.inputs, "metadata", "name") or endpoint.name
+        lines += [f"  preflight: {line}" for line in (preflight or {}).get(name, ())]
+    return lines if endpoints else [*lines, "no endpoint"]
 
 
 def _groups(resource: PlannedResource) -> list[Mapping[str, Any]]:

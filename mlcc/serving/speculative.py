@@ -43,6 +43,7 @@ class SpeculativeSpec:
     num_tokens: int = DEFAULT_NUM_TOKENS
     eagle_topk: int | None = None
     num_draft_tokens: int | None = None
+    draft_revision: str | None = None  # hp:speculativeModelRevision; None or "main": the default
 
     @property
     def definition(self) -> Algorithm:
@@ -259,6 +260,8 @@ def vllm_env(spec: SpeculativeSpec) -> dict[str, str]:
     config: dict[str, object] = {"method": spec.definition.vllm_method}
     if spec.definition.needs_draft and spec.draft_model:
         config["model"] = spec.draft_model
+        if spec.draft_revision not in (None, "main"):
+            config["revision"] = spec.draft_revision
     config["num_speculative_tokens"] = spec.num_tokens
     variable = contract.env_variable(Engine.VLLM, contract.VLLM_CONFIG_FLAG)
     return {variable: json.dumps(config, separators=(",", ":"))}
@@ -268,6 +271,8 @@ def sglang_env(spec: SpeculativeSpec) -> dict[str, str]:
     flags = {contract.SGLANG_ALGORITHM_FLAG: spec.definition.sglang_algorithm}
     if spec.definition.needs_draft and spec.draft_model:
         flags[contract.SGLANG_DRAFT_FLAG] = spec.draft_model
+        if spec.draft_revision not in (None, "main"):
+            flags["speculative-draft-model-revision"] = str(spec.draft_revision)
     steps, topk, draft_tokens = contract.SGLANG_TRIPLE
     flags[steps] = str(spec.num_tokens)
     flags[topk] = str(spec.topk)

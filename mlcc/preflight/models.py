@@ -1,0 +1,262 @@
+"""The models part of preflight: every endpoint's target and draft, fetched in parallel and
+checked against the engines' rules and the GPUs (docs/preflight.md)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from mlcc.config import instances
+from mlcc.config.endpoints import EndpointConfig
+from mlcc.config.stack import StackConfig
+from mlcc.preflight import memory, rules
+from mlcc.preflight.facts import ModelFacts
+from mlcc.preflight.gpus import GpuSpec, gpu_spec
+from mlcc.preflight.hub import (
+    Fetched,
+    FetchResult,
+    ModelRef,
+    Refused,
+    Unreachable,
+    fetch,
+    install_deadline_client,
+)
+from mlcc.preflight.outcome import Outcome, Unchecked, combine
+from mlcc.serving.speculative import Problem
+from mlcc.stackfiles.resolve import SECRET_PLACEHOLDER
+
+VLLM_DEFAULT_CONTEXT = 2048  # _get_and_verify_max_len, when the config names no length
+_CONTEXT_FLAGS = ("max-model-len", "context-length")
+
+
+@dataclass(frozen=True)
+class EndpointModels:
+    endpoint: EndpointConfig
+    target: ModelRef
+    draft: ModelRef | None
+
+
+def models_part(config: StackConfig, deadline_seconds: float) -> Outcome:
+    """Outcome of the models of every endpoint (baseline twins share their endpoint's models)."""
+    token = _token(config)
+    endpoints = [_refs(e, token) for e in config.endpoints]
+    refs = {ref for e in endpoints for ref in (e.target, e.draft) if ref is not None}
+    results = fetch_all(refs, deadline_seconds)
+    return combine(
+        check_endpoint(e, results, gpu_spec(e.endpoint.instance_type)) for e in endpoints
+    )
+
+
+def _token(config: StackConfig) -> str | None:
+    """hp:hfToken; None (the library's own: HF_TOKEN, a stored login) when unset or when
+    `mlcc plan` could not decrypt it."""
+    value = config.hf_token.value if config.hf_token else None
+    return None if value in (None, SECRET_PLACEHOLDER) else value
+
+
+def _refs(endpoint: EndpointConfig, token: str | None) -> EndpointModels:
+    target = ModelRef(endpoint.model, endpoint.model_revision, token)
+    spec = endpoint.speculative
+    draft = None
+    if spec is not None and spec.definition.needs_draft and spec.draft_model:
+        draft = ModelRef(spec.draft_model, spec.draft_revision or "main", token)
+    return EndpointModels(endpoint, target, draft)
+
+
+def fetch_all(refs: Iterable[ModelRef], seconds: float) -> dict[ModelRef, FetchResult]:
+    """Each fetch in its own daemon thread (a stuck one cannot hold the program), all at once."""
+    install_deadline_client()  # before the threads: replacing the client closes the old one
+    results: dict[ModelRef, FetchResult] = {}
+    threads = []
+    for ref in refs:
+
+        def work(ref: ModelRef = ref) -> None:
+            results[ref] = fetch(ref, seconds)
+
+        thread = threading.Thread(target=work, daemon=True, name=f"preflight {ref.model}")
+        thread.start()
+        threads.append((ref, thread))
+    end = time.monotonic() + seconds + 2  # the transport stops each request at the deadline
+    for ref, thread in threads:
+        thread.join(max(0.0, end - time.monotonic()))
+        if ref not in results:
+            results[ref] = Unreachable(f"the Hub did not answer within {seconds:.0f} s")
+    return results
+
+
+def check_endpoint(
+    models: EndpointModels, results: dict[ModelRef, FetchResult], gpu: GpuSpec | None
+) -> Outcome:
+    endpoint = models.endpoint
+    errors: list[Problem] = []
+    warnings: list[Problem] = []
+    unchecked: list[Unchecked] = []
+    target = _facts(endpoint, "model", results[models.target], errors, unchecked)
+    draft = None
+    if models.draft is not None:
+        draft = _facts(endpoint, "speculativeModel", results[models.draft], errors, unchecked)
+    if target is None:
+        return Outcome(tuple(errors), (), tuple(unchecked))
+    findings = _model_findings(endpoint, target, draft, gpu)
+    errors += [_problem(endpoint, f.key, f.message) for f in findings if f.error]
+    warnings += [_problem(endpoint, f.key, f.message) for f in findings if not f.error]
+    lines: tuple[str, ...] = ()
+    if gpu is None:
+        unchecked.append(
+            Unchecked(
+                endpoint.key(instance_key(endpoint)),
+                "the GPU memory fit and compute capability",
+                f"{endpoint.instance_type} is not in the GPU table",
+            )
+        )
+    elif models.draft is not None and draft is None:
+        pass  # the draft's problem is already reported
+    elif target.weight_bytes is None or (draft is not None and draft.weight_bytes is None):
+        unchecked.append(
+            Unchecked(endpoint.key("model"), "the GPU memory fit", "the weight size is not known")
+        )
+    else:
+        fit = _fit(endpoint, target, draft, gpu)
+        memory_problem = _memory_problem(endpoint, target, gpu, fit)
+        if memory_problem is not None:
+            (errors if fit.margin < 0 else warnings).append(memory_problem)
+        lines = (fit.line(),)
+    return Outcome(tuple(errors), tuple(warnings), tuple(unchecked), {endpoint.name: lines})
+
+
+def _facts(
+    endpoint: EndpointConfig,
+    key: str,
+    result: FetchResult,
+    errors: list[Problem],
+    unchecked: list[Unchecked],
+) -> ModelFacts | None:
+    if isinstance(result, Fetched):
+        return result.facts
+    if isinstance(result, Refused):
+        errors.append(_problem(endpoint, key, result.message))
+    elif not endpoint.baseline_of:  # a twin's models are its endpoint's: said once
+        what = (
+            "the target's fit (context, tensor parallelism, precision, GPU memory)"
+            if key == "model"
+            else "the draft's fit to the target and the GPU memory fit"
+        )
+        unchecked.append(Unchecked(endpoint.key(key), what, result.why))
+    return None
+
+
+def _model_findings(
+    endpoint: EndpointConfig, target: ModelFacts, draft: ModelFacts | None, gpu: GpuSpec | None
+) -> list[rules.Finding]:
+    args = dict(endpoint.engine_args)
+    tp = endpoint.gpu_count
+    tp_key = (
+        "gpuCount" if tp != instances.gpu_count(endpoint.instance_type) else instance_key(endpoint)
+    )
+    findings = rules.tensor_parallel(target, tp, tp_key)
+    findings += rules.context(
+        target, requested_context(endpoint), context_key(endpoint), endpoint.engine
+    )
+    spec = endpoint.speculative
+    if spec is not None:
+        findings += rules.draft_fit(endpoint.engine, spec.algorithm, target, draft)
+        if draft is not None and spec.algorithm == "draft-model":
+            findings += rules.tensor_parallel(draft, tp, "speculativeModel")
+    # every type of an hp:instanceTypes fallback list must run the precision; the memory is
+    # the same for all of them (the config refuses a list that differs in it)
+    for instance_type in endpoint.operator.instance_types[1:]:
+        fallback = gpu_spec(instance_type)
+        if fallback is not None and fallback != gpu:
+            findings += rules.precision(endpoint.engine, target, fallback, args, "instanceTypes")
+    if gpu is not None:
+        findings += rules.precision(endpoint.engine, target, gpu, args, "model")
+    return _unique(findings)
+
+
+def _unique(findings: list[rules.Finding]) -> list[rules.Finding]:
+    return list(dict.fromkeys(findings))
+
+
+def _problem(endpoint: EndpointConfig, key: str, message: str) -> Problem:
+    return Problem(endpoint.key(key), f"{message}{endpoint.inherited_note(key)}")
+
+
+def instance_key(endpoint: EndpointConfig) -> str:
+    """hp:instanceType, or the first of hp:instanceTypes when the endpoint has a list."""
+    return "instanceTypes[0]" if endpoint.operator.instance_types else "instanceType"
+
+
+def requested_context(endpoint: EndpointConfig) -> int | None:
+    """hp:maxModelLen (or the engine's own flag in hp:engineArgs)."""
+    for flag, value in endpoint.engine_args:
+        if flag in _CONTEXT_FLAGS and value.strip().isdigit():
+            return int(value)
+    return None
+
+
+def context_key(endpoint: EndpointConfig) -> str:
+    """Where the context length was set: hp:maxModelLen, else the engine flag in hp:engineArgs."""
+    if "maxModelLen" in endpoint.set_keys:
+        return "maxModelLen"
+    flag = next((f for f, _ in endpoint.engine_args if f in _CONTEXT_FLAGS), None)
+    return f"engineArgs.{flag}" if flag else "maxModelLen"
+
+
+def _fit(
+    endpoint: EndpointConfig, target: ModelFacts, draft: ModelFacts | None, gpu: GpuSpec
+) -> memory.Fit:
+    spec = endpoint.speculative
+    mtp_layers = target.mtp_layers if spec is not None and spec.algorithm == "mtp" else 0
+    context = requested_context(endpoint) or target.max_context or VLLM_DEFAULT_CONTEXT
+    return memory.fit(
+        endpoint.engine,
+        target,
+        draft,
+        gpu,
+        endpoint.gpu_count,
+        context,
+        dict(endpoint.engine_args),
+        mtp_layers,
+    )
+
+
+def _memory_problem(
+    endpoint: EndpointConfig, target: ModelFacts, gpu: GpuSpec, fit: memory.Fit
+) -> Problem | None:
+    if fit.margin >= memory.WARN_MARGIN:
+        return None
+    gib = memory.GIB
+    figures = (
+        f"needs {fit.needed / gib:.1f} GiB per GPU, {endpoint.instance_type} has "
+        f"{fit.usable / gib:.1f} GiB usable ({gpu.name}, "
+        f"{fit.usable / gpu.memory_bytes:.2f} of {gpu.memory_bytes / gib:.1f} GiB): weights "
+        f"{fit.target_weights / gib:.1f} + {fit.draft_weights / gib:.1f} GiB, KV cache of one "
+        f"{fit.context}-token sequence {fit.kv_per_token * fit.context / gib:.1f} GiB"
+    )
+    weights_fit = fit.target_weights + fit.draft_weights < fit.usable
+    if fit.margin >= 0:
+        return _problem(
+            endpoint,
+            instance_key(endpoint),
+            f"{figures}: under {memory.WARN_MARGIN:.0%} to spare, so activations may not fit",
+        )
+    if weights_fit and requested_context(endpoint) is None:
+        return _problem(
+            endpoint,
+            "maxModelLen",
+            f"is not set, so the engine takes the model's full context of {fit.context} "
+            f"tokens: {figures}; set hp:maxModelLen to at most {fit.kv_room_tokens}",
+        )
+    if weights_fit:
+        return _problem(
+            endpoint,
+            context_key(endpoint),
+            f"{figures}; lower it to at most {fit.kv_room_tokens} or use a larger instance type",
+        )
+    return _problem(
+        endpoint,
+        instance_key(endpoint),
+        f"{figures}; the weights alone do not fit: use an instance type with more GPU memory",
+    )

@@ -1,0 +1,115 @@
+"""Run the preflight parts in parallel and settle their outcome under hp:preflight.
+
+`PARTS` is the list of checks: each takes the parsed stack and a per-fetch deadline and returns
+an `Outcome`. The program calls `check_before_deploy` at `pulumi preview` and `pulumi up`;
+under `mlcc plan`'s mocks it runs only when `mlcc plan --preflight` switched it on (`PROGRAM`).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mlcc.config.stack import StackConfig
+from mlcc.preflight.outcome import Mode, Outcome, Unchecked, combine, settle
+from mlcc.serving.speculative import Problem
+
+Part = Callable[[StackConfig, float], Outcome]
+
+
+def models_part(config: StackConfig, deadline_seconds: float) -> Outcome:
+    """The models part (mlcc.preflight.models), imported when preflight runs: plain
+    `mlcc plan` does not pay for huggingface_hub's import."""
+    from mlcc.preflight import models
+
+    return models.models_part(config, deadline_seconds)
+
+
+PARTS: list[Part] = [models_part]
+
+
+@dataclass
+class ProgramSwitch:
+    """Whether the program runs preflight (off under mlcc plan unless --preflight), and the
+    outcome of its last run (for the plan headline)."""
+
+    enabled: bool = True
+    outcome: Outcome | None = None
+
+
+PROGRAM = ProgramSwitch()
+
+
+def deadline_seconds() -> float:
+    """Per fetch: the library's own metadata timeout (HF_HUB_ETAG_TIMEOUT, default 10 s)."""
+    from huggingface_hub import constants
+
+    given = os.environ.get("HF_HUB_ETAG_TIMEOUT", "").strip()
+    try:
+        seconds = float(given) if given else float(constants.HF_HUB_ETAG_TIMEOUT)
+    except ValueError:
+        seconds = float(constants.HF_HUB_ETAG_TIMEOUT)
+    return seconds if 0 < seconds <= 600 else float(constants.DEFAULT_ETAG_TIMEOUT)
+
+
+def run_parts(config: StackConfig, seconds: float, parts: list[Part] | None = None) -> Outcome:
+    """Every part at once; a part that fails or overruns becomes one unchecked line."""
+    chosen = PARTS if parts is None else parts
+    outcomes: dict[int, Outcome] = {}
+    failures: dict[int, str] = {}
+
+    def work(index: int, part: Part) -> None:
+        try:
+            outcomes[index] = part(config, seconds)
+        except Exception as error:  # a bug in one part must not hide the others' answers
+            failures[index] = f"{type(error).__name__}: {error}"
+
+    threads = [
+        threading.Thread(target=work, args=(i, p), daemon=True) for i, p in enumerate(chosen)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(seconds * 3 + 5)
+    missed = [
+        Unchecked(
+            "hp:preflight",
+            getattr(part, "__name__", "a check"),
+            failures.get(i, "no answer in time"),
+        )
+        for i, part in enumerate(chosen)
+        if i not in outcomes
+    ]
+    return combine([*(outcomes[i] for i in sorted(outcomes)), Outcome(unchecked=tuple(missed))])
+
+
+def preflight(config: StackConfig) -> tuple[list[Problem], list[Problem], Outcome]:
+    """(errors, warnings, outcome) of every part under the stack's hp:preflight."""
+    mode = Mode(config.preflight)
+    if mode is Mode.OFF:
+        return [], [], Outcome()
+    outcome = run_parts(config, deadline_seconds())
+    errors, warnings = settle(outcome, mode)
+    return _unique(errors), _unique(warnings), outcome
+
+
+def _unique(problems: list[Problem]) -> list[Problem]:
+    return list(dict.fromkeys(problems))
+
+
+def check_before_deploy(config: StackConfig) -> None:
+    """The program's preflight: warnings logged, errors raised as one RunError, like config
+    errors."""
+    if not PROGRAM.enabled:
+        return
+    import pulumi
+
+    errors, warnings, outcome = preflight(config)
+    PROGRAM.outcome = outcome
+    for warning in warnings:
+        pulumi.log.warn(str(warning))
+    if errors:
+        lines = "\n".join(str(p) for p in errors)
+        raise pulumi.RunError(f"invalid stack configuration:\n{lines}")
