@@ -57,12 +57,12 @@ def gather(config: StackConfig, deadline_seconds: float) -> AccountFacts:
     cluster = config.infrastructure.cluster
     types = gpu_instance_types(config)
     if isinstance(made, Unreached):
-        existing = ExistingClusterFacts(made, made, made, made)
+        unread = ExistingClusterFacts(made, made, made, made)
         return AccountFacts(
             config.region,
             made,
             made,
-            existing if isinstance(cluster, ExistingCluster) else None,
+            unread if isinstance(cluster, ExistingCluster) else None,
             dict.fromkeys(types, made),
         )
     jobs: dict[str, Callable[[], Any]] = {
