@@ -140,12 +140,13 @@ def _check_quota(
         )
         found.line.append(f"quota {name}: none listed")
         return
-    in_groups = sum(
+    # HyperPod creates the groups' instances (it adds no nodes when pods scale), so the groups
+    # are what the quota must hold; the default groups are sized for autoscaling's ceiling.
+    needed = sum(
         g.instance_count for g in cluster.instance_groups if g.instance_type == instance_type
     )
     per_node = gpus_per_node(instance_type, facts, 1)
     at_ceiling = nodes_needed(config.endpoints, instance_type, per_node, ceiling=True)
-    needed = max(in_groups, at_ceiling)
     value = int(quota.value)
     found.line.append(f"quota {name}: {value}, stack needs {needed}")
     if value >= needed:
@@ -154,11 +155,11 @@ def _check_quota(
     found.error(
         GROUPS_KEY,
         f"SageMaker quota {quota.name!r} ({quota.code}) is {value} in {facts.region} "
-        f"({source}), and the stack asks for {needed} {instance_type} (hp:instanceGroups: "
-        f"{in_groups}; autoscaling's ceiling: {at_ceiling}); HyperPod would fail with "
-        f"ResourceLimitExceeded. Lower the instance count, or raise the quota: aws service-quotas "
-        f"request-service-quota-increase --service-code sagemaker --quota-code {quota.code} "
-        f"--desired-value {needed} --region {facts.region}",
+        f"({source}), and the stack asks for {needed} {instance_type} in hp:instanceGroups "
+        f"(its endpoints at autoscaling's ceiling fill {at_ceiling}); HyperPod would fail with "
+        "ResourceLimitExceeded. Lower the instance count, or raise the quota: aws "
+        "service-quotas request-service-quota-increase --service-code sagemaker --quota-code "
+        f"{quota.code} --desired-value {needed} --region {facts.region}",
     )
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from time import monotonic
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -34,6 +33,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+THREAD_PREFIX = "preflight-aws: "
 CALL_TIMEOUT_S = 5.0  # connect and read timeout of one HTTP request
 MAX_ATTEMPTS = 3  # botocore's standard retry mode: the first try and two retries
 DENIED = frozenset(
@@ -57,22 +57,30 @@ class Denied(Exception):
         self.action, self.message = action, message
 
 
-@dataclass(frozen=True)
 class Clients:
-    """boto3 clients of one session in the stack's region, with preflight's timeouts."""
+    """boto3 clients of one session in the stack's region, with preflight's timeouts.
 
-    session: boto3.Session
-    timeout_s: float
+    A boto3 session is not thread-safe, clients are: each service's client is made once,
+    under a lock, and then shared by the threads.
+    """
+
+    def __init__(self, session: boto3.Session, timeout_s: float) -> None:
+        self.session, self.timeout_s = session, timeout_s
+        self._made: dict[str, Any] = {}
+        self._lock = threading.Lock()
 
     def client(self, service: str) -> Any:
         from botocore.config import Config
 
-        config = Config(
-            connect_timeout=self.timeout_s,
-            read_timeout=self.timeout_s,
-            retries={"mode": "standard", "max_attempts": MAX_ATTEMPTS},
-        )
-        return self.session.client(service, config=config)  # type: ignore[call-overload]
+        with self._lock:
+            if service not in self._made:
+                config = Config(
+                    connect_timeout=self.timeout_s,
+                    read_timeout=self.timeout_s,
+                    retries={"mode": "standard", "total_max_attempts": MAX_ATTEMPTS},
+                )
+                self._made[service] = self.session.client(service, config=config)  # type: ignore[call-overload]
+            return self._made[service]
 
 
 def clients(region: str, profile: str, timeout_s: float) -> Clients | Unreached:
@@ -142,7 +150,9 @@ def run_parallel(
             done.notify_all()
 
     for name, job in jobs.items():
-        threading.Thread(target=work, args=(name, job), daemon=True).start()
+        threading.Thread(
+            target=work, args=(name, job), name=f"{THREAD_PREFIX}{name}", daemon=True
+        ).start()
     end = monotonic() + max(deadline_s, 0.0)
     with done:
         while len(results) < len(jobs) and (left := end - monotonic()) > 0:
