@@ -11,12 +11,14 @@ quota by its name, never by a code.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from local_aws import LocalAWS, Reply, error
 
-from mlcc.infrastructure import INFERENCE_ADDON
+from mlcc.config.infrastructure import INFERENCE_ADDON
 
 ACCOUNT_ID = "123456789012"
 REGION = "us-east-1"
@@ -29,8 +31,11 @@ OTHER_QUOTAS = {
     "Maximum number of instances per cluster": 2500.0,
     "Total number of instances allowed across SageMaker HyperPod clusters": 5.0,
 }
-# EC2 DescribeInstanceTypes: (GPU count, MiB per GPU), as the real replies give them.
-EC2_GPUS = {"g5.12xlarge": (4, 24576), "g5.48xlarge": (8, 24576), "g6e.12xlarge": (4, 49152)}
+# A recorded EC2 DescribeInstanceTypes reply (its source is in the file).
+RECORDED_EC2 = json.loads(
+    (Path(__file__).parent / "fixtures" / "describe_instance_types.json").read_text()
+)
+EC2_TYPES = {item["InstanceType"]: item for item in RECORDED_EC2["reply"]["InstanceTypes"]}
 
 
 def quota_code(name: str) -> str:
@@ -174,19 +179,10 @@ def _addon_versions(account: Account, request: dict[str, Any]) -> Reply:
 
 def _instance_types(request: dict[str, Any]) -> Reply:
     (name,) = request["InstanceTypes"]
-    if name not in EC2_GPUS:
-        return error(
-            "InvalidInstanceType", f"The following supplied instance types do not exist: [{name}]"
-        )
-    count, mib = EC2_GPUS[name]
-    gpu = {
-        "Name": "GPU",
-        "Manufacturer": "NVIDIA",
-        "Count": count,
-        "MemoryInfo": {"SizeInMiB": mib},
-    }
-    info = {"InstanceType": name, "GpuInfo": {"Gpus": [gpu], "TotalGpuMemoryInMiB": count * mib}}
-    return Reply(body={"InstanceTypes": [info]})
+    if name not in EC2_TYPES:
+        message = f"The following supplied instance types do not exist: [{name}]"
+        return error("InvalidInstanceType", message)
+    return Reply(body={"InstanceTypes": [EC2_TYPES[name]]})
 
 
 def _hyperpod(account: Account, request: dict[str, Any]) -> Reply:

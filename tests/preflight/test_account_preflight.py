@@ -28,8 +28,8 @@ from aws_accounts import (
 from local_aws import LocalAWS, error, local_aws
 from program_runs import stack_values
 
-from mlcc import config
-from mlcc.config import StackConfig
+from mlcc.config import stack as config
+from mlcc.config.stack import StackConfig
 from mlcc.preflight import account, account_fetch
 from mlcc.preflight.account_facts import GpuMemory
 from mlcc.preflight.outcome import Mode, Outcome, settle
@@ -344,6 +344,6 @@ def test_per_service_endpoint_variables_are_honoured(
 def test_gpu_memory_comes_from_ec2_for_the_twin_type(aws: LocalAWS) -> None:
     serve(aws, ample("ml.g5.12xlarge"))
     facts = account.gather(stack_config("dev"), DEADLINE_S)
-    assert facts.gpu_memory == {"ml.g5.12xlarge": GpuMemory(gpus=4, mib_per_gpu=24576)}
+    assert facts.gpu_memory == {"ml.g5.12xlarge": GpuMemory(gpus=4, mib_per_gpu=22888)}
     (call,) = [c for c in aws.calls if c.service == "ec2"]
     assert call.params == {"InstanceTypes": ["g5.12xlarge"]}
