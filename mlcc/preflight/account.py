@@ -8,6 +8,8 @@ README.md lists the IAM actions.
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +19,7 @@ from mlcc.preflight import account_checks, account_fetch
 from mlcc.preflight.account_facts import (
     AccountFacts,
     ExistingClusterFacts,
+    GpuMemory,
     HyperPodFacts,
     Unreached,
     pick_quota,
@@ -40,6 +43,51 @@ IAM_ACTIONS = (
 
 def check_account(config: StackConfig, deadline_seconds: float) -> Outcome:
     return account_checks.check(config, gather(config, deadline_seconds))
+
+
+GpuFigures = dict[str, GpuMemory | Unreached | None]
+
+
+class _Once:
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.value: GpuFigures = {}
+
+
+_RUNS: dict[int, _Once] = {}
+_RUNS_LOCK = threading.Lock()
+
+
+def gpu_memory(config: StackConfig, deadline_seconds: float) -> GpuFigures:
+    """EC2's GPU figures for the stack's instance types (DescribeInstanceTypes of each EC2
+    twin), fetched once per stack config: both parts of one preflight run share the answer."""
+    with _RUNS_LOCK:
+        once = _RUNS.get(id(config))
+        first = once is None
+        if once is None:
+            once = _RUNS[id(config)] = _Once()
+            weakref.finalize(config, _RUNS.pop, id(config), None)
+    types = gpu_instance_types(config)
+    if first:
+        once.value = _fetch_gpu_memory(config, types, deadline_seconds)
+        once.done.set()
+    elif not once.done.wait(deadline_seconds):
+        missed = Unreached(
+            "EC2 DescribeInstanceTypes", f"no answer within {deadline_seconds:.0f} s"
+        )
+        return dict.fromkeys(types, missed)
+    return once.value
+
+
+def _fetch_gpu_memory(config: StackConfig, types: list[str], deadline_seconds: float) -> GpuFigures:
+    made = account_fetch.clients(config.region, config.aws_profile, deadline_seconds)
+    if isinstance(made, Unreached):
+        return dict.fromkeys(types, made)
+    jobs = {
+        t: guarded(f"EC2 DescribeInstanceTypes {t}", _bind(account_fetch.gpu_memory, made, t))
+        for t in types
+    }
+    return run_parallel(jobs, deadline_seconds)
 
 
 def gpu_instance_types(config: StackConfig) -> list[str]:
@@ -71,12 +119,7 @@ def gather(config: StackConfig, deadline_seconds: float) -> AccountFacts:
             lambda: account_fetch.addon_versions(made, INFERENCE_ADDON),
         ),
     }
-    jobs |= {
-        f"EC2 DescribeInstanceTypes {t}": guarded(
-            f"EC2 DescribeInstanceTypes {t}", _bind(account_fetch.gpu_memory, made, t)
-        )
-        for t in types
-    }
+    jobs["EC2 DescribeInstanceTypes"] = lambda: gpu_memory(config, deadline_seconds)
     if isinstance(cluster, NewCluster):
         jobs |= _quota_jobs(made)
     else:
@@ -94,8 +137,12 @@ def gather(config: StackConfig, deadline_seconds: float) -> AccountFacts:
         quotas,
         found["EKS DescribeAddonVersions"],
         existing,
-        {t: found[f"EC2 DescribeInstanceTypes {t}"] for t in types},
+        _per_type(found["EC2 DescribeInstanceTypes"], types),
     )
+
+
+def _per_type(found: Any, types: list[str]) -> GpuFigures:
+    return dict.fromkeys(types, found) if isinstance(found, Unreached) else dict(found)
 
 
 def _bind(function: Callable[[Clients, str], Any], made: Clients, value: str) -> Callable[[], Any]:

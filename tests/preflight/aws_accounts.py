@@ -12,13 +12,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from local_aws import LocalAWS, Reply, error
+import pytest
+from local_aws import LocalAWS, Reply, error, local_aws
 
 from mlcc.config.infrastructure import INFERENCE_ADDON
+from mlcc.preflight.account_fetch import THREAD_PREFIX
 
 ACCOUNT_ID = "123456789012"
 REGION = "us-east-1"
@@ -105,6 +111,49 @@ def ample(*instance_types: str, value: float = 16) -> Account:
         applied={f"{t} for cluster usage": value for t in instance_types},
         defaults={f"{t} for cluster usage": 0.0 for t in instance_types},
     )
+
+
+# The HyperPod cluster examples/Pulumi.existing.yaml names.
+EXAMPLE_CLUSTER_ARN = "arn:aws:sagemaker:us-east-1:123456789012:cluster/a1b2c3d4e5f6"
+
+
+def example_account() -> Account:
+    """An account every example stack passes in: ample quotas, the add-on for Kubernetes 1.33,
+    and the existing stack's cluster, InService, with two ml.g5.12xlarge and the add-on."""
+    account = ample("ml.g5.12xlarge")
+    cluster = HyperPod(
+        "inference", groups=[Group("g5", "ml.g5.12xlarge", running=2)], arn=EXAMPLE_CLUSTER_ARN
+    )
+    account.add_hyperpod(cluster)
+    account.addons[cluster.eks_name] = Addon()
+    return account
+
+
+@contextmanager
+def account_served(
+    monkeypatch: pytest.MonkeyPatch, account: Account | None = None
+) -> Iterator[LocalAWS]:
+    """The local AWS answering as `account` (unscripted when None), reached the way users
+    point boto3 elsewhere: AWS_ENDPOINT_URL, with test credentials and no AWS config files.
+    On exit: the calls a deadline gave up on have ended, and no request broke the model."""
+    for name in list(os.environ):
+        if name.startswith(("AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_DEFAULT_PROFILE")):
+            monkeypatch.delenv(name)
+    with local_aws() as fake:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", fake.url)
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+        monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
+        monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
+        if account is not None:
+            serve(fake, account)
+        yield fake
+    for thread in threading.enumerate():
+        if thread.name.startswith(THREAD_PREFIX):
+            thread.join(timeout=30)
+    assert fake.violations == []
+    assert fake.reply_problems == []
+    assert {call.region for call in fake.calls} <= {REGION}
 
 
 def _page(items: list[Any], request: dict[str, Any], token: str, key: str) -> dict[str, Any]:

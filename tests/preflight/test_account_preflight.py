@@ -8,24 +8,23 @@ and the numbers.
 
 from __future__ import annotations
 
-import os
-import threading
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 
 import pytest
 from aws_accounts import (
-    REGION,
     Account,
     Addon,
     Group,
     HyperPod,
+    account_served,
     ample,
+    example_account,
     quota_code,
     serve,
 )
-from local_aws import LocalAWS, error, local_aws
+from local_aws import LocalAWS, error
 from program_runs import stack_values
 
 from mlcc.config import stack as config
@@ -46,23 +45,8 @@ def stack_config(stack: str, overrides: Mapping[str, str | None] | None = None) 
 
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalAWS]:
-    for name in list(os.environ):
-        if name.startswith(("AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_DEFAULT_PROFILE")):
-            monkeypatch.delenv(name)
-    with local_aws() as fake:
-        monkeypatch.setenv("AWS_ENDPOINT_URL", fake.url)
-        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-        monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
-        monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
+    with account_served(monkeypatch) as fake:
         yield fake
-    # Calls a deadline gave up on end once the fake is gone; none may reach the next test's.
-    for thread in threading.enumerate():
-        if thread.name.startswith(account_fetch.THREAD_PREFIX):
-            thread.join(timeout=30)
-    assert fake.violations == []
-    assert fake.reply_problems == []
-    assert {call.region for call in fake.calls} <= {REGION}
 
 
 def existing_account(cluster: HyperPod | None = None, addon: Addon | None = None) -> Account:
@@ -90,6 +74,7 @@ def messages(problems: object) -> list[str]:
         ("dev", ample("ml.g5.12xlarge")),
         ("multi", ample("ml.g5.12xlarge")),
         ("existing", existing_account()),
+        ("existing", example_account()),
     ],
 )
 def test_ample_quotas_and_a_matching_addon_pass_without_a_warning(
