@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from local_aws import LocalAWS, Reply, error, local_aws
+from local_aws import MODELS, LocalAWS, Reply, error, local_aws
 
 from mlcc.config.infrastructure import INFERENCE_ADDON
+from mlcc.preflight.account import IAM_ACTIONS
 from mlcc.preflight.account_fetch import THREAD_PREFIX
 
 ACCOUNT_ID = "123456789012"
@@ -154,6 +155,9 @@ def account_served(
     assert fake.violations == []
     assert fake.reply_problems == []
     assert {call.region for call in fake.calls} <= {REGION}
+    # Only the read-only actions README.md lists (and the preview role is granted) are called.
+    called = {f"{MODELS[c.service].signing_name}:{c.operation}" for c in fake.calls}
+    assert called <= set(IAM_ACTIONS)
 
 
 def _page(items: list[Any], request: dict[str, Any], token: str, key: str) -> dict[str, Any]:
