@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from mlcc.config import instances
-from mlcc.config.endpoints import SINGLE_RESOURCE_NAME, EndpointConfig
+from mlcc.config.endpoints import EndpointConfig
 from mlcc.config.infrastructure import INFERENCE_ADDON, ExistingCluster, NewCluster
 from mlcc.config.stack import StackConfig
 from mlcc.preflight.account_facts import (
@@ -85,15 +85,6 @@ def check(config: StackConfig, facts: AccountFacts) -> Outcome:
     elif facts.existing is not None:
         _check_existing(found, config, cluster, facts.existing, facts)
     return found.outcome()
-
-
-def endpoint_key(config: StackConfig, endpoint: EndpointConfig, name: str) -> str:
-    """The key of an endpoint's field: hp:<name> for a single endpoint, else its entry's."""
-    if config.primary.resource_name == SINGLE_RESOURCE_NAME:
-        return f"hp:{name}"
-    origin = endpoint.baseline_of or endpoint.name
-    entries = [e.name for e in config.endpoints if e.baseline_of is None]
-    return f"hp:endpoints[{entries.index(origin)}].{name}" if origin in entries else f"hp:{name}"
 
 
 def gpus_per_node(instance_type: str, facts: AccountFacts, fallback: int) -> int:
@@ -233,7 +224,7 @@ def _check_group_capacity(
     facts: AccountFacts,
 ) -> None:
     endpoints = [e for e in config.endpoints if e.instance_type == instance_type]
-    key = endpoint_key(config, endpoints[0], "instanceType")
+    key = endpoints[0].key("instanceType")
     groups = [g for g in hyperpod.groups if g.instance_type == instance_type]
     if not groups:
         shown = ", ".join(
@@ -261,7 +252,7 @@ def _check_group_capacity(
     if running < needed:
         gpus = sum(e.replicas * e.gpu_count for e in endpoints)
         found.error(
-            endpoint_key(config, endpoints[0], "replicas"),
+            endpoints[0].key("replicas"),
             f"the endpoints on {instance_type} need {needed} instance(s) ({gpus} GPU(s), "
             f"{per_node} per instance) and HyperPod cluster {hyperpod.name} has {running} "
             f"{counted}; lower hp:replicas, or raise the count of its group(s) "

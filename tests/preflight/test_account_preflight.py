@@ -332,3 +332,19 @@ def test_gpu_memory_comes_from_ec2_for_the_twin_type(aws: LocalAWS) -> None:
     assert facts.gpu_memory == {"ml.g5.12xlarge": GpuMemory(gpus=4, mib_per_gpu=22888)}
     (call,) = [c for c in aws.calls if c.service == "ec2"]
     assert call.params == {"InstanceTypes": ["g5.12xlarge"]}
+
+
+def test_an_entry_on_a_type_the_existing_cluster_lacks_names_its_entry_key(
+    aws: LocalAWS,
+) -> None:
+    overrides = {
+        "hp:clusterName": EXISTING_ARN,
+        "hp:instanceGroups": None,
+        "hp:endpoints[1].instanceType": "ml.g6e.12xlarge",
+    }
+    serve(aws, existing_account())
+    outcome = account.check_account(stack_config("multi", overrides), DEADLINE_S)
+    (problem,) = outcome.errors
+    assert problem.key == "hp:endpoints[1].instanceType"
+    assert problem.message.startswith("ml.g6e.12xlarge is not the type of any instance group")
+    assert "ml.g5.12xlarge: 2 running, endpoints need 2" in outcome.lines[""][0]
