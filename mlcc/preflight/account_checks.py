@@ -289,6 +289,7 @@ def _check_installed_addon(
         )
         return
     found.line.append(f"add-on {addon.version} {addon.status} on Kubernetes {eks.version}")
+    _check_installed_version(found, eks.name, eks.version, addon.version, facts.addon_versions)
     if addon.status in FAILED_ADDON_STATES:
         issues = f": {'; '.join(addon.issues)}" if addon.issues else ""
         found.error(
@@ -304,6 +305,29 @@ def _check_installed_addon(
                 f"the EKS add-on {INFERENCE_ADDON} on {eks.name} is {addon.status}, not ACTIVE "
                 "yet; the endpoint waits until it is",
             )
+        )
+
+
+def _check_installed_version(
+    found: Findings,
+    eks: str,
+    kubernetes: str,
+    installed: str,
+    versions: tuple[AddonVersion, ...] | Unreached,
+) -> None:
+    """The installed add-on version is one that supports the EKS cluster's Kubernetes."""
+    if isinstance(versions, Unreached):
+        return
+    known = {v.version: v for v in versions}
+    chosen = addon_for(kubernetes, versions)
+    if installed in known and kubernetes not in known[installed].kubernetes_versions and chosen:
+        found.error(
+            CLUSTER_KEY,
+            f"the EKS add-on {INFERENCE_ADDON} {installed} on EKS cluster {eks} does not "
+            f"support its Kubernetes {kubernetes} (it supports "
+            f"{', '.join(known[installed].kubernetes_versions)}); update it: aws eks "
+            f"update-addon --cluster-name {eks} --addon-name {INFERENCE_ADDON} "
+            f"--addon-version {chosen.version}",
         )
 
 

@@ -207,7 +207,7 @@ def quota_list(clients: Clients, operation: str) -> dict[str, Quota]:
     applied = operation == "list_service_quotas"
     found: dict[str, Quota] = {}
     for page in _pages(client, operation, ServiceCode=QUOTA_SERVICE):
-        for item in page.get("Quotas", []):
+        for item in page["Quotas"]:  # a reply without the list is not an empty list
             name, value = item.get("QuotaName"), item.get("Value")
             if isinstance(name, str) and isinstance(value, int | float):
                 found[name.strip().casefold()] = Quota(
@@ -224,7 +224,7 @@ def addon_versions(clients: Clients, addon: str) -> tuple[AddonVersion, ...]:
         return ()
     versions = []
     for page in pages:
-        for item in page.get("addons", []):
+        for item in page["addons"]:
             if item.get("addonName") != addon:
                 continue
             for version in item.get("addonVersions", []):
@@ -260,7 +260,7 @@ def hyperpod_cluster(clients: Clients, name_or_arn: str) -> HyperPodFacts | None
     eks = (reply.get("Orchestrator") or {}).get("Eks") or {}
     return HyperPodFacts(
         name=str(reply.get("ClusterName", name_or_arn)),
-        status=str(reply.get("ClusterStatus", "")),
+        status=str(reply["ClusterStatus"]),
         failure_message=str(reply.get("FailureMessage", "")),
         eks_cluster_arn=str(eks.get("ClusterArn", "")),
         groups=groups,
@@ -280,17 +280,17 @@ def cluster_nodes(clients: Clients, name_or_arn: str) -> tuple[NodeFacts, ...]:
             status=str((node.get("InstanceStatus") or {}).get("Status", "")),
         )
         for page in pages
-        for node in page.get("ClusterNodeSummaries", [])
+        for node in page["ClusterNodeSummaries"]
     )
 
 
 def eks_cluster(clients: Clients, name: str) -> EksFacts | None:
     client = clients.client("eks")
     try:
-        cluster = _call(client, "describe_cluster", name=name).get("cluster", {})
+        cluster = _call(client, "describe_cluster", name=name)["cluster"]
     except NotFound:
         return None
-    return EksFacts(name, str(cluster.get("version", "")), str(cluster.get("status", "")))
+    return EksFacts(name, str(cluster["version"]), str(cluster.get("status", "")))
 
 
 def installed_addon(clients: Clients, cluster: str, addon: str) -> InstalledAddon | None:
@@ -299,7 +299,7 @@ def installed_addon(clients: Clients, cluster: str, addon: str) -> InstalledAddo
         names = {
             name
             for page in _pages(client, "list_addons", clusterName=cluster)
-            for name in page.get("addons", [])
+            for name in page["addons"]
         }
         if addon not in names:
             return None
@@ -310,9 +310,7 @@ def installed_addon(clients: Clients, cluster: str, addon: str) -> InstalledAddo
         f"{issue.get('code', '')}: {issue.get('message', '')}"
         for issue in (found.get("health") or {}).get("issues", [])
     )
-    return InstalledAddon(
-        addon, str(found.get("addonVersion", "")), str(found.get("status", "")), issues
-    )
+    return InstalledAddon(addon, str(found.get("addonVersion", "")), str(found["status"]), issues)
 
 
 def gpu_memory(clients: Clients, instance_type: str) -> GpuMemory | None:
@@ -326,7 +324,7 @@ def gpu_memory(clients: Clients, instance_type: str) -> GpuMemory | None:
         if failure.response.get("Error", {}).get("Code") == "InvalidInstanceType":
             return None
         raise
-    for item in reply.get("InstanceTypes", []):
+    for item in reply["InstanceTypes"]:
         gpus = (item.get("GpuInfo") or {}).get("Gpus") or []
         if gpus:
             memory = gpus[0].get("MemoryInfo", {}).get("SizeInMiB")

@@ -24,7 +24,7 @@ from aws_accounts import (
     quota_code,
     serve,
 )
-from local_aws import LocalAWS, error
+from local_aws import LocalAWS, Reply, error
 from program_runs import stack_values
 
 from mlcc.config import stack as config
@@ -212,6 +212,16 @@ def test_addon_versions_without_the_stacks_kubernetes_are_refused(aws: LocalAWS)
         ),
         (
             HyperPod("inference", arn=EXISTING_ARN, groups=[Group("g5", "ml.g5.12xlarge", 1)]),
+            Addon(version="v1.0.0-eksbuild.1"),
+            "1.33",
+            "hp:clusterName",
+            "amazon-sagemaker-hyperpod-inference v1.0.0-eksbuild.1 on EKS cluster hp-existing-eks "
+            "does not support its Kubernetes 1.33 (it supports 1.30, 1.31, 1.32); update it: aws "
+            "eks update-addon --cluster-name hp-existing-eks --addon-name "
+            "amazon-sagemaker-hyperpod-inference --addon-version v1.2.0-eksbuild.1",
+        ),
+        (
+            HyperPod("inference", arn=EXISTING_ARN, groups=[Group("g5", "ml.g5.12xlarge", 1)]),
             Addon(),
             "1.29",
             "hp:clusterName",
@@ -348,3 +358,26 @@ def test_an_entry_on_a_type_the_existing_cluster_lacks_names_its_entry_key(
     assert problem.key == "hp:endpoints[1].instanceType"
     assert problem.message.startswith("ml.g6e.12xlarge is not the type of any instance group")
     assert "ml.g5.12xlarge: 2 running, endpoints need 2" in outcome.lines[""][0]
+
+
+def test_an_unreadable_reply_is_unchecked_never_a_traceback(aws: LocalAWS) -> None:
+    serve(aws, ample("ml.g5.12xlarge"))
+    aws.on("DescribeAddonVersions", Reply(200, b"<html>gateway</html>"), "eks")
+    aws.on("ListAWSDefaultServiceQuotas", Reply(502, b"Bad Gateway"), "service-quotas")
+    outcome = account.check_account(stack_config("dev"), DEADLINE_S)
+    assert outcome.errors == ()
+    assert [u.key for u in outcome.unchecked] == ["hp:kubernetesVersion"]
+    assert outcome.unchecked[0].why.startswith("EKS DescribeAddonVersions: ")
+    # The applied list holds the quota, so the broken default list is not needed.
+    assert outcome.lines[""][0].startswith(f"quota {QUOTA}: 16, stack needs 1")
+
+
+def test_an_endpoint_nobody_listens_on_is_unchecked_quickly(
+    aws: LocalAWS, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    started = time.monotonic()
+    outcome = account.check_account(stack_config("dev"), DEADLINE_S)
+    assert time.monotonic() - started < DEADLINE_S
+    assert {u.key for u in outcome.unchecked} == {"hp:instanceGroups", "hp:kubernetesVersion"}
+    assert all("no answer (Could not connect" in u.why for u in outcome.unchecked)
