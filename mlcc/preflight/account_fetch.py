@@ -39,9 +39,6 @@ MAX_ATTEMPTS = 3  # botocore's standard retry mode: the first try and two retrie
 DENIED = frozenset(
     {"AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "UnauthorizedException"}
 )
-THROTTLED = frozenset(
-    {"Throttling", "ThrottlingException", "TooManyRequestsException", "RequestLimitExceeded"}
-)
 NOT_FOUND = frozenset({"ResourceNotFound", "ResourceNotFoundException", "NoSuchResourceException"})
 
 
@@ -115,7 +112,7 @@ def guarded(source: str, call: Callable[[], T]) -> Callable[[], T | Unreached]:
         except ClientError as failure:
             details = failure.response.get("Error", {})
             code, message = str(details.get("Code", "")), str(details.get("Message", ""))
-            if code in THROTTLED:
+            if _throttled(failure):
                 return Unreached(source, f"throttled ({code}) after {MAX_ATTEMPTS} attempts")
             return Unreached(source, f"{code or 'error'}: {message}")
         except (ConnectTimeoutError, ReadTimeoutError, EndpointConnectionError) as failure:
@@ -128,6 +125,14 @@ def guarded(source: str, call: Callable[[], T]) -> Callable[[], T | Unreached]:
             return Unreached(source, f"an unexpected reply ({type(failure).__name__}: {failure})")
 
     return run
+
+
+def _throttled(failure: Any) -> bool:
+    """Whether botocore's standard retry mode counts the error as throttling."""
+    from botocore.retries.standard import RetryContext, ThrottledRetryableChecker
+
+    context = RetryContext(attempt_number=MAX_ATTEMPTS, parsed_response=failure.response)
+    return bool(ThrottledRetryableChecker().is_retryable(context))
 
 
 def run_parallel(
