@@ -49,6 +49,8 @@ GpuFigures = dict[str, GpuMemory | Unreached | None]
 
 
 class _Once:
+    """One EC2 answer, computed by the first part that asks for it, awaited by the other."""
+
     def __init__(self) -> None:
         self.done = threading.Event()
         self.value: GpuFigures = {}
@@ -69,13 +71,13 @@ def gpu_memory(config: StackConfig, deadline_seconds: float) -> GpuFigures:
             weakref.finalize(config, _RUNS.pop, id(config), None)
     types = gpu_instance_types(config)
     if first:
-        once.value = _fetch_gpu_memory(config, types, deadline_seconds)
-        once.done.set()
+        try:
+            once.value = _fetch_gpu_memory(config, types, deadline_seconds)
+        finally:
+            once.done.set()
     elif not once.done.wait(deadline_seconds):
-        missed = Unreached(
-            "EC2 DescribeInstanceTypes", f"no answer within {deadline_seconds:.0f} s"
-        )
-        return dict.fromkeys(types, missed)
+        why = f"no answer within {deadline_seconds:.0f} s"
+        return dict.fromkeys(types, Unreached("EC2 DescribeInstanceTypes", why))
     return once.value
 
 
