@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from aws_accounts import Account, account_served, example_account
 from fake_hub import TOKEN, FakeHub, HubBehaviour
-from local_aws import error
+from local_aws import Reply, error
 from program_runs import IMAGE, REPO
 
 from mlcc.cli import main
@@ -68,3 +68,23 @@ def test_strict_makes_a_silent_aws_an_error_at_the_deadline(
         "error: hp:kubernetesVersion: not checked: the amazon-sagemaker-hyperpod-inference" in err
     )
     assert "Traceback" not in err
+
+
+def test_the_memory_check_takes_the_gpu_memory_ec2_reports_in_the_account(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An account whose EC2 reports 16 GiB A10Gs: the models part's figure follows it, and
+    both parts share one DescribeInstanceTypes call."""
+    smaller = {
+        "Name": "A10G",
+        "Manufacturer": "NVIDIA",
+        "Count": 4,
+        "MemoryInfo": {"SizeInMiB": 16384},
+    }
+    info = {"InstanceType": "g5.12xlarge", "GpuInfo": {"Gpus": [smaller]}}
+    with account_served(monkeypatch, example_account()) as aws:
+        aws.on("DescribeInstanceTypes", Reply(body={"InstanceTypes": [info]}), "ec2")
+        assert plan(tmp_path, monkeypatch, "dev") == 0
+    out = capsys.readouterr().out
+    assert "14.7 GiB usable per GPU" in out  # 16 GiB x 0.92, not the table's 22888 MiB
+    assert aws.operations("ec2") == ["DescribeInstanceTypes"]
