@@ -387,7 +387,7 @@ def test_a_thin_margin_is_a_warning_naming_the_figures(
     assert warning.key == "hp:instanceType"
     assert (
         "under 10% to spare" in warning.message
-        and "ml.g5.2xlarge has 22.1 GiB usable" in warning.message
+        and "ml.g5.2xlarge has 20.6 GiB usable" in warning.message
     )
 
 
