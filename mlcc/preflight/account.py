@@ -48,41 +48,52 @@ def check_account(config: StackConfig, deadline_seconds: float) -> Outcome:
 GpuFigures = dict[str, GpuMemory | Unreached | None]
 
 
-class _Once:
-    """One EC2 answer, computed by the first part that asks for it, awaited by the other."""
+class _Run:
+    """What both parts of one preflight run share: one boto3 session's clients, and the EC2
+    answer, computed by the first part that asks for it and awaited by the other."""
 
-    def __init__(self) -> None:
-        self.done = threading.Event()
-        self.value: GpuFigures = {}
+    def __init__(self, config: StackConfig, deadline_seconds: float) -> None:
+        self.clients = account_fetch.clients(config.region, config.aws_profile, deadline_seconds)
+        self.gpus_started = False
+        self.gpus_done = threading.Event()
+        self.gpus: GpuFigures = {}
 
 
-_RUNS: dict[int, _Once] = {}
+_RUNS: dict[int, _Run] = {}
 _RUNS_LOCK = threading.Lock()
+
+
+def _run(config: StackConfig, deadline_seconds: float) -> _Run:
+    """The run of `config`: both parts get the same StackConfig object in one preflight run."""
+    with _RUNS_LOCK:
+        run = _RUNS.get(id(config))
+        if run is None:
+            run = _RUNS[id(config)] = _Run(config, deadline_seconds)
+            weakref.finalize(config, _RUNS.pop, id(config), None)
+        return run
 
 
 def gpu_memory(config: StackConfig, deadline_seconds: float) -> GpuFigures:
     """EC2's GPU figures for the stack's instance types (DescribeInstanceTypes of each EC2
-    twin), fetched once per stack config: both parts of one preflight run share the answer."""
-    with _RUNS_LOCK:
-        once = _RUNS.get(id(config))
-        first = once is None
-        if once is None:
-            once = _RUNS[id(config)] = _Once()
-            weakref.finalize(config, _RUNS.pop, id(config), None)
+    twin), fetched once per run: both parts share the answer."""
     types = gpu_instance_types(config)
+    run = _run(config, deadline_seconds)
+    with _RUNS_LOCK:
+        first, run.gpus_started = not run.gpus_started, True
     if first:
         try:
-            once.value = _fetch_gpu_memory(config, types, deadline_seconds)
+            run.gpus = _fetch_gpu_memory(run.clients, types, deadline_seconds)
         finally:
-            once.done.set()
-    elif not once.done.wait(deadline_seconds):
+            run.gpus_done.set()
+    elif not run.gpus_done.wait(deadline_seconds):
         why = f"no answer within {deadline_seconds:.0f} s"
         return dict.fromkeys(types, Unreached("EC2 DescribeInstanceTypes", why))
-    return once.value
+    return run.gpus
 
 
-def _fetch_gpu_memory(config: StackConfig, types: list[str], deadline_seconds: float) -> GpuFigures:
-    made = account_fetch.clients(config.region, config.aws_profile, deadline_seconds)
+def _fetch_gpu_memory(
+    made: Clients | Unreached, types: list[str], deadline_seconds: float
+) -> GpuFigures:
     if isinstance(made, Unreached):
         return dict.fromkeys(types, made)
     jobs = {
@@ -103,7 +114,7 @@ def gpu_instance_types(config: StackConfig) -> list[str]:
 
 def gather(config: StackConfig, deadline_seconds: float) -> AccountFacts:
     deadline = Deadline(deadline_seconds)
-    made = account_fetch.clients(config.region, config.aws_profile, deadline_seconds)
+    made = _run(config, deadline_seconds).clients
     cluster = config.infrastructure.cluster
     types = gpu_instance_types(config)
     if isinstance(made, Unreached):
