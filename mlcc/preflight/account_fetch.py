@@ -9,6 +9,7 @@ Every failure becomes an `Unreached` naming the call, never an exception.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable
 from time import monotonic
@@ -214,7 +215,7 @@ def quota_list(clients: Clients, operation: str) -> dict[str, Quota]:
     for page in _pages(client, operation, ServiceCode=QUOTA_SERVICE):
         for item in page["Quotas"]:  # a reply without the list is not an empty list
             name, value = item.get("QuotaName"), item.get("Value")
-            if isinstance(name, str) and isinstance(value, int | float):
+            if isinstance(name, str) and isinstance(value, int | float) and math.isfinite(value):
                 found[name.strip().casefold()] = Quota(
                     name, str(item.get("QuotaCode", "")), float(value), applied
                 )
