@@ -112,6 +112,7 @@ def test_preflight_off_makes_no_request(
         monkeypatch.setenv("HF_ENDPOINT", hub.url)
         assert plan(tmp_path, monkeypatch, "--preflight", "--set", "hp:preflight=off") == 0
     assert hub.requests == []
+    assert aws.calls == []
 
 
 @pytest.mark.parametrize(
@@ -142,7 +143,9 @@ def test_no_hub_answer_ends_in_a_traceback(
     assert any(line.startswith("error: hp:model: ") for line in lines)
 
 
-def test_plain_plan_opens_no_socket_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plain_plan_opens_no_socket_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, aws: LocalAWS
+) -> None:
     """As under `unshare -n`: any connection attempt fails the test."""
     import socket
 
