@@ -18,9 +18,9 @@ import pulumi_aws as aws
 
 from mlcc.components import iam_policies
 from mlcc.components.storage import private_bucket
-from mlcc.config.infrastructure import OPERATOR_NAMESPACE
+from mlcc.config.infrastructure import INFERENCE_ADDON, OPERATOR_NAMESPACE
 
-ADDON_NAME = "amazon-sagemaker-hyperpod-inference"
+ADDON_NAME = INFERENCE_ADDON
 EXECUTION_ROLE_PREFIX = "SageMakerHyperPodInference"  # required by the add-on
 SERVICE_ACCOUNTS = {
     "execution": (OPERATOR_NAMESPACE, "hyperpod-inference-controller-manager"),

@@ -281,7 +281,8 @@ _STACK_KEYS: tuple[Key, ...] = (
         "preflight",
         "string",
         "auto",
-        "Checks of the models (config.json on the Hub) before anything is created "
+        "Checks of the models (config.json on the Hub) and the AWS account (quotas, the "
+        "inference add-on, an existing cluster) before anything is created "
         "(docs/preflight.md): auto (a source that cannot be reached is a warning), strict "
         "(an error), off. mlcc plan runs them only with --preflight.",
     ),

@@ -32,7 +32,8 @@ from mlcc.serving.speculative import Problem
 
 REGION_KEY = "aws:region"
 NATIVE_REGION_KEY = "aws-native:region"
-PROVIDER_KEYS = (REGION_KEY, NATIVE_REGION_KEY)
+PROFILE_KEY = "aws:profile"  # the AWS provider's named profile; preflight's calls use it too
+PROVIDER_KEYS = (REGION_KEY, NATIVE_REGION_KEY, PROFILE_KEY)
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _IMAGE_REF = re.compile(
     r"^[a-z0-9][a-z0-9._/:-]*(@sha256:[0-9a-f]{64}|:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$"
@@ -68,6 +69,7 @@ class StackConfig:
     infrastructure: InfrastructureConfig
     deploy_wait: DeployWait = field(default_factory=DeployWait)
     preflight: str = "auto"  # hp:preflight: auto, strict or off (mlcc.preflight.outcome.Mode)
+    aws_profile: str = ""  # aws:profile; "" lets boto3 take the environment's credentials
 
     @property
     def primary(self) -> EndpointConfig:
@@ -125,6 +127,7 @@ def parse(
         endpoints=endpoints,
         infrastructure=infra,
         preflight=_preflight(reader),
+        aws_profile=reader.values.get(PROFILE_KEY, "").strip(),
     )
     _warn_unused_stack_keys(reader, config)
     errors = reader.problems.unique_errors()

@@ -108,7 +108,7 @@ def headline(
     speculative_flags: SpeculativeFlags,
     preflight: Mapping[str, Sequence[str]] | None = None,
 ) -> list[str]:
-    """Stack, mode, region, GPU nodes, per endpoint: engine, model, type x count, preflight."""
+    """Stack, mode, region, GPU nodes, account; per endpoint engine, model, type x count, checks."""
     region = values.get("aws:region") or "not set (aws:region)"
     cluster = values.get("hp:clusterName", "")
     mode = (
@@ -120,6 +120,7 @@ def headline(
     groups = [_group_text(g) for r in resources if r.type == HYPERPOD_TYPE for g in _groups(r)]
     if groups:
         lines.append(f"GPU nodes: {', '.join(groups)}")
+    lines += [f"account: {line}" for line in (preflight or {}).get("", ())]  # preflight's
     endpoints = [r for r in resources if r.type == CR_TYPE]
     for endpoint in endpoints:
         lines += _endpoint_lines(endpoint, values, speculative_flags)

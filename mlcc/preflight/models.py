@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from mlcc.config import instances
@@ -38,15 +38,18 @@ class EndpointModels:
     draft: ModelRef | None
 
 
-def models_part(config: StackConfig, deadline_seconds: float) -> Outcome:
-    """Outcome of the models of every endpoint (baseline twins share their endpoint's models)."""
+def models_part(
+    config: StackConfig,
+    deadline_seconds: float,
+    gpus: Callable[[str], GpuSpec | None] = gpu_spec,
+) -> Outcome:
+    """Outcome of the models of every endpoint (baseline twins share their endpoint's models).
+    `gpus` gives an instance type's GPU: the vendored table, or the account's figures."""
     token = _token(config)
     endpoints = [_refs(e, token) for e in config.endpoints]
     refs = {ref for e in endpoints for ref in (e.target, e.draft) if ref is not None}
     results = fetch_all(refs, deadline_seconds)
-    return combine(
-        check_endpoint(e, results, gpu_spec(e.endpoint.instance_type)) for e in endpoints
-    )
+    return combine(check_endpoint(e, results, gpus(e.endpoint.instance_type)) for e in endpoints)
 
 
 def _token(config: StackConfig) -> str | None:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mlcc.config.stack import StackConfig
+from mlcc.preflight.account_facts import GpuMemory
+from mlcc.preflight.gpus import GpuSpec, gpu_spec
 from mlcc.preflight.outcome import Mode, Outcome, Unchecked, combine, settle
 from mlcc.serving.speculative import Problem
 
@@ -21,13 +23,33 @@ Part = Callable[[StackConfig, float], Outcome]
 
 def models_part(config: StackConfig, deadline_seconds: float) -> Outcome:
     """The models part (mlcc.preflight.models), imported when preflight runs: plain
-    `mlcc plan` does not pay for huggingface_hub's import."""
+    `mlcc plan` does not pay for huggingface_hub's import. Each GPU's memory is the one EC2
+    DescribeInstanceTypes gives in the account when it answers (the account part shares the
+    call), else the table's."""
     from mlcc.preflight import models
+    from mlcc.preflight.account import gpu_memory
 
-    return models.models_part(config, deadline_seconds)
+    def gpus(instance_type: str) -> GpuSpec | None:
+        measured = gpu_memory(config, deadline_seconds).get(instance_type)
+        return measured_spec(gpu_spec(instance_type), measured)
+
+    return models.models_part(config, deadline_seconds, gpus)
 
 
-PARTS: list[Part] = [models_part]
+def account_part(config: StackConfig, deadline_seconds: float) -> Outcome:
+    """The account part (mlcc.preflight.account), imported when preflight runs."""
+    from mlcc.preflight.account import check_account
+
+    return check_account(config, deadline_seconds)
+
+
+def measured_spec(spec: GpuSpec | None, measured: object) -> GpuSpec | None:
+    if spec is None or not isinstance(measured, GpuMemory):
+        return spec
+    return replace(spec, memory_mib=measured.mib_per_gpu)
+
+
+PARTS: list[Part] = [models_part, account_part]
 
 
 @dataclass

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from aws_accounts import account_served, example_account
 from fake_hub import TOKEN, FakeHub, HubBehaviour
+from local_aws import LocalAWS
 from program_runs import IMAGE, REPO
 
 from mlcc.cli import main
 
 GATED = {"meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-70B-Instruct"}
+
+
+@pytest.fixture(autouse=True)
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalAWS]:
+    """The account part's AWS: an account every example stack passes in."""
+    with account_served(monkeypatch, example_account()) as fake:
+        yield fake
 
 
 def plan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *extra: str, stack: str = "dev") -> int:
@@ -84,19 +94,25 @@ def test_every_refusal_at_once_naming_the_entry_key(
     assert "error: hp:endpoints[0].instanceType: needs 33.5 GiB per GPU" in err
 
 
-def test_plain_plan_makes_no_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plain_plan_makes_no_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, aws: LocalAWS
+) -> None:
     with FakeHub() as hub:
         monkeypatch.setenv("HF_ENDPOINT", hub.url)
         assert plan(tmp_path, monkeypatch) == 0
         assert plan(tmp_path, monkeypatch, "--set", "hp:preflight=strict") == 0
     assert hub.requests == []
+    assert aws.calls == []
 
 
-def test_preflight_off_makes_no_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_preflight_off_makes_no_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, aws: LocalAWS
+) -> None:
     with FakeHub() as hub:
         monkeypatch.setenv("HF_ENDPOINT", hub.url)
         assert plan(tmp_path, monkeypatch, "--preflight", "--set", "hp:preflight=off") == 0
     assert hub.requests == []
+    assert aws.calls == []
 
 
 @pytest.mark.parametrize(
@@ -127,7 +143,9 @@ def test_no_hub_answer_ends_in_a_traceback(
     assert any(line.startswith("error: hp:model: ") for line in lines)
 
 
-def test_plain_plan_opens_no_socket_at_all(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plain_plan_opens_no_socket_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, aws: LocalAWS
+) -> None:
     """As under `unshare -n`: any connection attempt fails the test."""
     import socket
 
@@ -143,3 +161,4 @@ def test_plain_plan_opens_no_socket_at_all(tmp_path: Path, monkeypatch: pytest.M
     for stack in ("dev", "multi", "existing"):
         assert plan(tmp_path, monkeypatch, stack=stack) == 0
     assert attempts == []
+    assert aws.calls == []

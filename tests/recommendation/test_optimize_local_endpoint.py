@@ -1,7 +1,7 @@
 """`python -m mlcc optimize` as a process, against a local SageMaker endpoint.
 
 boto3 finds the endpoint through AWS_ENDPOINT_URL_SAGEMAKER, exactly as a user would point it
-elsewhere. The endpoint checks every request against the botocore model (local_sagemaker.py)
+elsewhere. The endpoint checks every request against the botocore model (tests/local_aws.py)
 and answers with scripted replies, well-formed or not. Whatever comes back, the command must end
 with one line on stderr and a documented exit code, never a traceback.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from local_sagemaker import LocalSageMaker, Reply, error, local_sagemaker
+from local_aws import LocalAWS, Reply, error, local_aws
 from recommendation_stubs import MODEL_S3_URI, ROLE_ARN, eagle3_recommendation, job_arn
 
 from mlcc.recommendation.names import STACK_TAG, stack_name_filter
@@ -37,14 +37,14 @@ CREATED = 1_796_212_800  # epoch seconds, as the JSON protocol sends timestamps
 
 
 @pytest.fixture
-def endpoint() -> Iterator[LocalSageMaker]:
-    with local_sagemaker() as fake:
+def endpoint() -> Iterator[LocalAWS]:
+    with local_aws() as fake:
         yield fake
         assert fake.violations == []
 
 
 def run_cli(
-    endpoint: LocalSageMaker, project: Path, *args: str, stdout: Any = subprocess.PIPE
+    endpoint: LocalAWS, project: Path, *args: str, stdout: Any = subprocess.PIPE
 ) -> subprocess.CompletedProcess[str]:
     env = {
         "PATH": os.environ.get("PATH", ""),
@@ -98,7 +98,7 @@ def described(name: str, stack: str | None, recommendations: list[Any] | None = 
 
 
 def tagged_jobs(
-    endpoint: LocalSageMaker, owners: dict[str, str | None], listed_tags: str | None = None
+    endpoint: LocalAWS, owners: dict[str, str | None], listed_tags: str | None = None
 ) -> None:
     """List every job in `owners`; describing one gives its tag (and an eagle3 result). An
     untagged job has no Tags in its description; ListTags then gives `listed_tags`."""
@@ -126,9 +126,7 @@ def assert_one_clean_line(result: subprocess.CompletedProcess[str], code: int) -
     return lines[0]
 
 
-def test_start_sends_tagged_requests_the_model_accepts(
-    endpoint: LocalSageMaker, project: Path
-) -> None:
+def test_start_sends_tagged_requests_the_model_accepts(endpoint: LocalAWS, project: Path) -> None:
     endpoint.on("CreateAIWorkloadConfig", Reply(body={"AIWorkloadConfigArn": job_arn("w")}))
     endpoint.on("CreateAIRecommendationJob", Reply(body={"AIRecommendationJobArn": job_arn("j")}))
     result = run_cli(endpoint, project, "--stack", "dev")
@@ -140,9 +138,7 @@ def test_start_sends_tagged_requests_the_model_accepts(
     assert job.startswith(stack_name_filter("dev")) and job in result.stdout
 
 
-def test_list_shows_only_jobs_tagged_with_the_stack(
-    endpoint: LocalSageMaker, project: Path
-) -> None:
+def test_list_shows_only_jobs_tagged_with_the_stack(endpoint: LocalAWS, project: Path) -> None:
     tagged_jobs(endpoint, {"job-a": "dev", "job-b": "dev-latency", "job-c": None, "job-d": "dev"})
     result = run_cli(endpoint, project, "--list", "--stack", "dev", "--json")
     assert result.returncode == 0, result.stderr
@@ -151,7 +147,7 @@ def test_list_shows_only_jobs_tagged_with_the_stack(
     assert listed["NameContains"] == stack_name_filter("dev")
 
 
-def test_a_long_stack_name_keeps_its_jobs(endpoint: LocalSageMaker, project: Path) -> None:
+def test_a_long_stack_name_keeps_its_jobs(endpoint: LocalAWS, project: Path) -> None:
     stack = "production-europe-west-llama-3-70b-instruct-speculative"
     (project / f"Pulumi.{stack}.yaml").write_bytes(STACK_FILE.encode())
     tagged_jobs(endpoint, {"long-job": stack, "other": stack[:-1]})
@@ -160,7 +156,7 @@ def test_a_long_stack_name_keeps_its_jobs(endpoint: LocalSageMaker, project: Pat
 
 
 def test_apply_top_writes_above_the_closing_comment_with_crlf(
-    endpoint: LocalSageMaker, project: Path
+    endpoint: LocalAWS, project: Path
 ) -> None:
     tagged_jobs(endpoint, {"job-of-dev-latency": "dev-latency", "job-of-dev": "dev"})
     result = run_cli(endpoint, project, "--apply", "top", "--stack", "dev")
@@ -177,7 +173,7 @@ def test_apply_top_writes_above_the_closing_comment_with_crlf(
     assert endpoint.requests[0][1]["StatusEquals"] == "Completed"
 
 
-def test_list_into_a_closed_pipe_ends_quietly(endpoint: LocalSageMaker, project: Path) -> None:
+def test_list_into_a_closed_pipe_ends_quietly(endpoint: LocalAWS, project: Path) -> None:
     tagged_jobs(endpoint, {f"job-{index}": None for index in range(50)})
     reader, writer = os.pipe()
     os.close(reader)  # like `| head` that has already exited
@@ -208,7 +204,7 @@ def test_list_into_a_closed_pipe_ends_quietly(endpoint: LocalSageMaker, project:
     ],
 )
 def test_any_list_reply_ends_in_one_line(
-    endpoint: LocalSageMaker, project: Path, reply: Reply, expected: str
+    endpoint: LocalAWS, project: Path, reply: Reply, expected: str
 ) -> None:
     endpoint.on("ListAIRecommendationJobs", reply)
     result = run_cli(endpoint, project, "--list", "--region", "us-east-1")
@@ -232,9 +228,7 @@ def test_any_list_reply_ends_in_one_line(
         error("ResourceNotFound", "no such job"),
     ],
 )
-def test_any_describe_reply_ends_cleanly(
-    endpoint: LocalSageMaker, project: Path, reply: Reply
-) -> None:
+def test_any_describe_reply_ends_cleanly(endpoint: LocalAWS, project: Path, reply: Reply) -> None:
     endpoint.on("DescribeAIRecommendationJob", reply)
     result = run_cli(endpoint, project, "--show", "some-job", "--region", "us-east-1")
     assert "Traceback" not in result.stderr
@@ -246,7 +240,7 @@ def test_any_describe_reply_ends_cleanly(
     "args", [["--show", "my_job"], ["--wait", "--job=-x"], ["--apply", "a" * 64]]
 )
 def test_a_job_name_the_api_would_reject_is_never_sent(
-    endpoint: LocalSageMaker, project: Path, args: list[str]
+    endpoint: LocalAWS, project: Path, args: list[str]
 ) -> None:
     result = run_cli(endpoint, project, *args, "--stack", "dev")
     line = assert_one_clean_line(result, 2)
@@ -255,7 +249,7 @@ def test_a_job_name_the_api_would_reject_is_never_sent(
 
 
 def test_tags_missing_from_describe_are_read_with_list_tags(
-    endpoint: LocalSageMaker, project: Path
+    endpoint: LocalAWS, project: Path
 ) -> None:
     tagged_jobs(endpoint, {"job-a": None}, listed_tags="dev")
     result = run_cli(endpoint, project, "--list", "--stack", "dev", "--json")

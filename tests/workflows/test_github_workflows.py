@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
+from mlcc.preflight.account import IAM_ACTIONS
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS_DIR = REPO_ROOT / ".github" / "workflows"
 PREVIEW = WORKFLOWS_DIR / "preview.yml"
@@ -160,6 +162,22 @@ def test_aws_authentication_is_oidc_with_the_role_and_region_from_variables() ->
                 assert inputs["role-to-assume"] == "${{ vars.AWS_ROLE_ARN }}"
                 assert inputs["aws-region"] == "${{ vars.AWS_REGION }}"
                 assert not {"aws-access-key-id", "aws-secret-access-key"} & set(inputs)
+
+
+def test_the_preview_runs_preflight_with_the_role_it_assumes() -> None:
+    """The program's preflight reads the account with the credentials the OIDC step exports:
+    that step runs first, nothing replaces its credentials, nothing switches preflight off, and
+    the README lists the read-only actions the role needs."""
+    job = load_workflow(PREVIEW)["jobs"]["preview"]
+    (credentials,) = steps_using(job, AWS_CREDENTIALS_ACTION)
+    preview = pulumi_command_step(job)
+    assert job["steps"].index(credentials) < job["steps"].index(preview)
+    assert preview["with"]["command"] == "preview"
+    assert not [name for name in preview.get("env", {}) if name.startswith("AWS_")]
+    assert "preflight" not in json.dumps(preview["with"])
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    listed = readme.split("### Preflight's AWS permissions", 1)[1].split("\n#", 1)[0]
+    assert sorted(re.findall(r"^\| `(\w+:\w+)` \|", listed, re.M)) == sorted(IAM_ACTIONS)
 
 
 @pytest.mark.parametrize("path", WORKFLOW_FILES, ids=lambda p: p.name)

@@ -1,0 +1,340 @@
+"""Read-only AWS calls that gather the account facts, in parallel, each with a short timeout.
+
+boto3 does the work: the credential chain the Pulumi AWS provider also follows (the stack's
+`aws:profile`, else the environment, shared files, SSO or an assumed role), the endpoint
+overrides (`AWS_ENDPOINT_URL`, `AWS_ENDPOINT_URL_<SERVICE>`), botocore's paginators and its
+`standard` retry mode (throttling and transient errors are retried a bounded number of times).
+Every failure becomes an `Unreached` naming the call, never an exception.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable
+from time import monotonic
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from mlcc.preflight.account_facts import (
+    QUOTA_SERVICE,
+    AddonVersion,
+    EksFacts,
+    GpuMemory,
+    HyperPodFacts,
+    InstalledAddon,
+    InstanceGroupFacts,
+    NodeFacts,
+    Quota,
+    Unreached,
+    ec2_twin,
+)
+
+if TYPE_CHECKING:
+    import boto3
+
+T = TypeVar("T")
+
+THREAD_PREFIX = "preflight-aws: "
+CALL_TIMEOUT_S = 5.0  # connect and read timeout of one HTTP request
+MAX_ATTEMPTS = 3  # botocore's standard retry mode: the first try and two retries
+DENIED = frozenset(
+    {"AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "UnauthorizedException"}
+)
+NOT_FOUND = frozenset({"ResourceNotFound", "ResourceNotFoundException", "NoSuchResourceException"})
+
+
+class NotFound(Exception):
+    """AWS answered that the resource does not exist (a fact, not a failure)."""
+
+
+class Denied(Exception):
+    """AWS refused the call: the IAM action to grant."""
+
+    def __init__(self, action: str, message: str) -> None:
+        super().__init__(message)
+        self.action, self.message = action, message
+
+
+class Clients:
+    """boto3 clients of one session in the stack's region, with preflight's timeouts.
+
+    A boto3 session is not thread-safe, clients are: each service's client is made once,
+    under a lock, and then shared by the threads.
+    """
+
+    def __init__(self, session: boto3.Session, timeout_s: float) -> None:
+        self.session, self.timeout_s = session, timeout_s
+        self._made: dict[str, Any] = {}
+        self._lock = threading.Lock()
+
+    def client(self, service: str) -> Any:
+        from botocore.config import Config
+
+        with self._lock:
+            if service not in self._made:
+                config = Config(
+                    connect_timeout=self.timeout_s,
+                    read_timeout=self.timeout_s,
+                    retries={"mode": "standard", "total_max_attempts": MAX_ATTEMPTS},
+                )
+                self._made[service] = self.session.client(service, config=config)  # type: ignore[call-overload]
+            return self._made[service]
+
+
+def clients(region: str, profile: str, timeout_s: float) -> Clients | Unreached:
+    """A session as the Pulumi AWS provider would build it: the stack's profile and region."""
+    import boto3
+    from botocore.exceptions import BotoCoreError
+
+    try:
+        session = boto3.Session(profile_name=profile or None, region_name=region)
+    except BotoCoreError as failure:  # e.g. the profile is not in the AWS config files
+        return Unreached("the AWS session", f"aws:profile {profile!r}: {failure}")
+    return Clients(session, min(CALL_TIMEOUT_S, max(timeout_s, 0.5)))
+
+
+def guarded(source: str, call: Callable[[], T]) -> Callable[[], T | Unreached]:
+    """`call`, with every AWS failure turned into an Unreached for `source`."""
+
+    def run() -> T | Unreached:
+        from botocore.exceptions import (
+            BotoCoreError,
+            ClientError,
+            ConnectTimeoutError,
+            EndpointConnectionError,
+            NoCredentialsError,
+            ReadTimeoutError,
+        )
+
+        try:
+            return call()
+        except Denied as denied:
+            return Unreached(source, denied.message, denied_action=denied.action)
+        except ClientError as failure:
+            details = failure.response.get("Error", {})
+            code, message = str(details.get("Code", "")), str(details.get("Message", ""))
+            if _throttled(failure):
+                return Unreached(source, f"throttled ({code}) after {MAX_ATTEMPTS} attempts")
+            return Unreached(source, f"{code or 'error'}: {message}")
+        except (ConnectTimeoutError, ReadTimeoutError, EndpointConnectionError) as failure:
+            return Unreached(source, f"no answer ({failure})")
+        except NoCredentialsError:
+            return Unreached(source, "no AWS credentials (profile, environment or role)")
+        except BotoCoreError as failure:
+            return Unreached(source, f"{type(failure).__name__}: {failure}")
+        except (KeyError, TypeError, ValueError, AttributeError) as failure:
+            return Unreached(source, f"an unexpected reply ({type(failure).__name__}: {failure})")
+
+    return run
+
+
+def _throttled(failure: Any) -> bool:
+    """Whether botocore's standard retry mode counts the error as throttling."""
+    from botocore.retries.standard import RetryContext, ThrottledRetryableChecker
+
+    context = RetryContext(attempt_number=MAX_ATTEMPTS, parsed_response=failure.response)
+    return bool(ThrottledRetryableChecker().is_retryable(context))
+
+
+def run_parallel(
+    jobs: dict[str, Callable[[], T | Unreached]], deadline_s: float
+) -> dict[str, T | Unreached]:
+    """Every job's result, keyed like `jobs`; one still running at the deadline is an Unreached.
+
+    Daemon threads, so a call still waiting on the network never holds the process at exit.
+    """
+    results: dict[str, T | Unreached] = {}
+    done = threading.Condition()
+
+    def work(name: str, job: Callable[[], T | Unreached]) -> None:
+        try:
+            result = job()
+        except Exception as failure:  # a bug in a fetcher must not end preflight
+            result = Unreached(name, f"{type(failure).__name__}: {failure}")
+        with done:
+            results[name] = result
+            done.notify_all()
+
+    for name, job in jobs.items():
+        threading.Thread(
+            target=work, args=(name, job), name=f"{THREAD_PREFIX}{name}", daemon=True
+        ).start()
+    end = monotonic() + max(deadline_s, 0.0)
+    with done:
+        while len(results) < len(jobs) and (left := end - monotonic()) > 0:
+            done.wait(left)
+        return {
+            name: results.get(name, Unreached(name, f"no answer within {deadline_s:.0f} s"))
+            for name in jobs
+        }
+
+
+class Deadline:
+    def __init__(self, seconds: float) -> None:
+        self._end = monotonic() + seconds
+
+    def left(self) -> float:
+        return max(self._end - monotonic(), 0.0)
+
+
+def _pages(client: Any, operation: str, **params: Any) -> list[dict[str, Any]]:
+    return _answer(client, lambda: list(client.get_paginator(operation).paginate(**params)))
+
+
+def _call(client: Any, operation: str, **params: Any) -> dict[str, Any]:
+    reply: dict[str, Any] = _answer(client, lambda: getattr(client, operation)(**params))
+    return reply
+
+
+def _answer(client: Any, call: Callable[[], T]) -> T:
+    """`call`'s reply; "not found" and "access denied" become NotFound and Denied."""
+    from botocore.exceptions import ClientError
+
+    try:
+        return call()
+    except ClientError as failure:
+        details = failure.response.get("Error", {})
+        code, message = str(details.get("Code", "")), str(details.get("Message", ""))
+        if code in NOT_FOUND:
+            raise NotFound(code) from None
+        if code in DENIED:
+            action = f"{client.meta.service_model.signing_name}:{failure.operation_name}"
+            raise Denied(action, f"{code}: {message}") from None
+        raise
+
+
+# The facts, one function per call (or paginated call).
+
+
+def quota_list(clients: Clients, operation: str) -> dict[str, Quota]:
+    """Every SageMaker quota from `list_service_quotas` (applied) or
+    `list_aws_default_service_quotas`, keyed by case-folded name."""
+    client = clients.client("service-quotas")
+    applied = operation == "list_service_quotas"
+    found: dict[str, Quota] = {}
+    for page in _pages(client, operation, ServiceCode=QUOTA_SERVICE):
+        for item in page["Quotas"]:  # a reply without the list is not an empty list
+            name, value = item.get("QuotaName"), item.get("Value")
+            if isinstance(name, str) and isinstance(value, int | float) and math.isfinite(value):
+                found[name.strip().casefold()] = Quota(
+                    name, str(item.get("QuotaCode", "")), float(value), applied
+                )
+    return found
+
+
+def addon_versions(clients: Clients, addon: str) -> tuple[AddonVersion, ...]:
+    client = clients.client("eks")
+    try:
+        pages = _pages(client, "describe_addon_versions", addonName=addon)
+    except NotFound:
+        return ()
+    versions = []
+    for page in pages:
+        for item in page["addons"]:
+            if item.get("addonName") != addon:
+                continue
+            for version in item.get("addonVersions", []):
+                fits = version.get("compatibilities", [])
+                versions.append(
+                    AddonVersion(
+                        version=str(version.get("addonVersion", "")),
+                        kubernetes_versions=tuple(str(c.get("clusterVersion")) for c in fits),
+                        default_for=tuple(
+                            str(c.get("clusterVersion")) for c in fits if c.get("defaultVersion")
+                        ),
+                    )
+                )
+    return tuple(versions)
+
+
+def hyperpod_cluster(clients: Clients, name_or_arn: str) -> HyperPodFacts | None:
+    client = clients.client("sagemaker")
+    try:
+        reply = _call(client, "describe_cluster", ClusterName=name_or_arn)
+    except NotFound:
+        return None
+    groups = tuple(
+        InstanceGroupFacts(
+            name=str(g.get("InstanceGroupName", "")),
+            instance_type=str(g.get("InstanceType", "")),
+            current_count=int(g.get("CurrentCount", 0)),
+            target_count=int(g.get("TargetCount", 0)),
+            status=str(g.get("Status", "")),
+        )
+        for g in reply.get("InstanceGroups", [])
+    )
+    eks = (reply.get("Orchestrator") or {}).get("Eks") or {}
+    return HyperPodFacts(
+        name=str(reply.get("ClusterName", name_or_arn)),
+        status=str(reply["ClusterStatus"]),
+        failure_message=str(reply.get("FailureMessage", "")),
+        eks_cluster_arn=str(eks.get("ClusterArn", "")),
+        groups=groups,
+    )
+
+
+def cluster_nodes(clients: Clients, name_or_arn: str) -> tuple[NodeFacts, ...]:
+    client = clients.client("sagemaker")
+    try:
+        pages = _pages(client, "list_cluster_nodes", ClusterName=name_or_arn)
+    except NotFound:
+        return ()
+    return tuple(
+        NodeFacts(
+            group=str(node.get("InstanceGroupName", "")),
+            instance_type=str(node.get("InstanceType", "")),
+            status=str((node.get("InstanceStatus") or {}).get("Status", "")),
+        )
+        for page in pages
+        for node in page["ClusterNodeSummaries"]
+    )
+
+
+def eks_cluster(clients: Clients, name: str) -> EksFacts | None:
+    client = clients.client("eks")
+    try:
+        cluster = _call(client, "describe_cluster", name=name)["cluster"]
+    except NotFound:
+        return None
+    return EksFacts(name, str(cluster["version"]), str(cluster.get("status", "")))
+
+
+def installed_addon(clients: Clients, cluster: str, addon: str) -> InstalledAddon | None:
+    client = clients.client("eks")
+    try:
+        names = {
+            name
+            for page in _pages(client, "list_addons", clusterName=cluster)
+            for name in page["addons"]
+        }
+        if addon not in names:
+            return None
+        found = _call(client, "describe_addon", clusterName=cluster, addonName=addon)["addon"]
+    except NotFound:
+        return None
+    issues = tuple(
+        f"{issue.get('code', '')}: {issue.get('message', '')}"
+        for issue in (found.get("health") or {}).get("issues", [])
+    )
+    return InstalledAddon(addon, str(found.get("addonVersion", "")), str(found["status"]), issues)
+
+
+def gpu_memory(clients: Clients, instance_type: str) -> GpuMemory | None:
+    """GPU count and memory per GPU of the type's EC2 twin; None when EC2 has no GPU figures."""
+    from botocore.exceptions import ClientError
+
+    client = clients.client("ec2")
+    try:
+        reply = _call(client, "describe_instance_types", InstanceTypes=[ec2_twin(instance_type)])
+    except ClientError as failure:  # a type EC2 does not have is a fact, not a failure
+        if failure.response.get("Error", {}).get("Code") == "InvalidInstanceType":
+            return None
+        raise
+    for item in reply["InstanceTypes"]:
+        gpus = (item.get("GpuInfo") or {}).get("Gpus") or []
+        if gpus:
+            memory = gpus[0].get("MemoryInfo", {}).get("SizeInMiB")
+            count = sum(int(g.get("Count", 0)) for g in gpus)
+            if isinstance(memory, int) and count:
+                return GpuMemory(count, memory)
+    return None
