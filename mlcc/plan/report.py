@@ -111,12 +111,10 @@ def headline(
     """Stack, mode, region, GPU nodes, account; per endpoint engine, model, type x count, checks."""
     region = values.get("aws:region") or "not set (aws:region)"
     cluster = values.get("hp:clusterName", "")
-    mode = (
-        f"existing-cluster mode (HyperPod cluster {cluster})"
-        if cluster
-        else "create mode (new VPC, EKS and HyperPod cluster)"
-    )
+    mode = "existing-cluster mode" if cluster else "create mode (new VPC, EKS and HyperPod cluster)"
     lines = [f"stack {stack}: {mode}, region {region}"]
+    if cluster:  # its own line: an ARN is long
+        lines.append(f"HyperPod cluster: {cluster}")
     groups = [_group_text(g) for r in resources if r.type == HYPERPOD_TYPE for g in _groups(r)]
     if groups:
         lines.append(f"GPU nodes: {', '.join(groups)}")
@@ -181,7 +179,10 @@ def _endpoint_lines(
     if isinstance(scaling, Mapping):
         low, high = scaling.get("minReplicaCount"), scaling.get("maxReplicaCount")
         instance += f" (autoscaling {low}-{high})"
-    lines = [f"endpoint {name} ({namespace}): {engine} {version}, {model}, {instance}"]
+    lines = [
+        f"endpoint {name} ({namespace}): {engine} {version}, {model}",
+        f"  instances: {instance}",
+    ]
     algorithm = env.get("HP_SPECULATIVE_ALGORITHM")
     lines.append(f"  speculative: {algorithm or 'off'}")
     if algorithm:

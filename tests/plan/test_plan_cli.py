@@ -305,11 +305,9 @@ def test_the_headline_names_stack_mode_region_engine_model_and_instances(
         "stack dev: create mode (new VPC, EKS and HyperPod cluster), region eu-west-1"
     )
     assert lines[1] == "GPU nodes: ml.g5.12xlarge x 1 (group g5-inference)"
-    assert lines[2] == (
-        "endpoint hp-dev (inference): vllm 0.27.1, meta-llama/Llama-3.1-8B-Instruct, "
-        "ml.g5.12xlarge x 2"
-    )
-    assert lines[3] == "  speculative: eagle3"
+    assert lines[2] == "endpoint hp-dev (inference): vllm 0.27.1, meta-llama/Llama-3.1-8B-Instruct"
+    assert lines[3] == "  instances: ml.g5.12xlarge x 2"
+    assert lines[4] == "  speculative: eagle3"
 
 
 def test_the_resources_print_as_a_tree_of_at_most_100_columns(
@@ -400,7 +398,9 @@ def test_example_stacks_plan_from_the_examples_folder(
     assert not (REPO / "Pulumi.existing.yaml").exists()
     assert plan(tmp_path, monkeypatch=monkeypatch, stack="existing") == 0
     out = capsys.readouterr().out
-    assert out.startswith("stack existing: existing-cluster mode (HyperPod cluster arn:aws:")
+    assert out.startswith(
+        "stack existing: existing-cluster mode, region us-east-1\nHyperPod cluster: arn:aws:"
+    )
     assert "  eksClusterName: existing-eks" in out.splitlines()
 
 
@@ -470,13 +470,14 @@ def test_the_multi_example_heads_each_endpoint_with_its_scaling(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert plan(tmp_path, monkeypatch=monkeypatch, stack="multi") == 0
-    heads = [line for line in capsys.readouterr().out.splitlines() if line.startswith("endpoint ")]
+    capsys_lines = capsys.readouterr().out.splitlines()
+    heads = [line for line in capsys_lines if line.startswith("endpoint ")]
     assert [line.split(" (")[0] for line in heads] == [
         "endpoint llama-eagle3",
         "endpoint llama-eagle3-baseline",
         "endpoint qwen-ngram",
     ]
-    assert heads[0].endswith("ml.g5.12xlarge x 1 (autoscaling 1-2)")
+    assert "  instances: ml.g5.12xlarge x 1 (autoscaling 1-2)" in capsys_lines
     assert "sglang 0.5.17, Qwen/Qwen3-8B" in heads[2]
 
 
@@ -492,3 +493,25 @@ def test_adding_routing_is_a_replacement_in_the_diff(
     assert f"+- {CR_TYPE}  endpoint" in out.splitlines()
     assert "0 to create, 0 to change, 0 to delete, 1 to replace" in out
     assert "  operator: routing prefixaware (adding or removing it replaces the endpoint)" in out
+
+
+# What may run past 100 columns: a literal a person copies (engine flags, a command, an image).
+_LITERAL_LINE = re.compile(
+    r"^\s*(vLLM|SGLang)\s+--|^\s*\w+Command: |^\s*image[\w.-]*: \S+@sha256:|^(warning|error): |^wrote "
+)
+
+
+@pytest.mark.parametrize("stack", ["dev", "multi", "existing"])
+def test_no_printed_line_is_wider_than_100_columns_but_literals(
+    stack: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert plan(tmp_path, monkeypatch=monkeypatch, stack=stack) == 0
+    wide = [
+        line
+        for line in capsys.readouterr().out.splitlines()
+        if len(line) > 100 and not _LITERAL_LINE.search(line)
+    ]
+    assert wide == []

@@ -71,12 +71,15 @@ def test_the_headline_has_one_block_per_endpoint() -> None:
     values = {"aws:region": "us-west-2", "hp:clusterName": "my-hp", "hp:engineVersion": "0.5.23"}
     lines = headline("prod", values, two_endpoints(), flags)
     assert lines == [
-        "stack prod: existing-cluster mode (HyperPod cluster my-hp), region us-west-2",
-        "endpoint chat (serving): sglang 0.5.23, org/target, ml.g6e.12xlarge x 3",
+        "stack prod: existing-cluster mode, region us-west-2",
+        "HyperPod cluster: my-hp",
+        "endpoint chat (serving): sglang 0.5.23, org/target",
+        "  instances: ml.g6e.12xlarge x 3",
         "  speculative: eagle3",
         "    vLLM   --speculative-config <vllm eagle3>",
         "    SGLang <sglang>",
-        "endpoint chat-baseline (serving): sglang 0.5.23, org/target, ml.g6e.12xlarge x 3",
+        "endpoint chat-baseline (serving): sglang 0.5.23, org/target",
+        "  instances: ml.g6e.12xlarge x 3",
         "  speculative: off",
     ]
 

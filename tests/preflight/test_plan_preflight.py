@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -48,6 +49,11 @@ def test_the_stacks_pass_preflight_without_a_warning_when_the_token_reads_the_ga
     for index in endpoints:  # each endpoint's own figures, under its speculative lines
         figures = next(line for line in lines[index:] if line.startswith("  preflight: "))
         assert figures.startswith("  preflight: memory: ") and "GiB usable per GPU" in figures
+    # the tree and outputs within 100 columns but literals; preflight's figures are one line each
+    literal = re.compile(
+        r"^\s*(vLLM|SGLang)\s+--|^\s*\w+Command: |@sha256:|^wrote |^account: |^  preflight: "
+    )
+    assert [line for line in lines if len(line) > 100 and not literal.search(line)] == []
 
 
 def test_without_a_token_the_dev_stacks_gated_llama_is_refused(
