@@ -497,7 +497,8 @@ def test_adding_routing_is_a_replacement_in_the_diff(
 
 # What may run past 100 columns: a literal a person copies (engine flags, a command, an image).
 _LITERAL_LINE = re.compile(
-    r"^\s*(vLLM|SGLang)\s+--|^\s*\w+Command: |^\s*image[\w.-]*: \S+@sha256:|^(warning|error): |^wrote "
+    r"^\s*(vLLM|SGLang)\s+--|^\s*\w+Command: |^\s*image[\w.-]*: \S+@sha256:"
+    r"|^(warning|error): |^wrote "
 )
 
 
