@@ -298,13 +298,15 @@ def test_the_headline_names_stack_mode_region_engine_model_and_instances(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     regions = ("aws:region=eu-west-1", "aws-native:region=eu-west-1")
-    code = plan(tmp_path, *regions, "replicas=2", monkeypatch=monkeypatch)
+    # Two replicas need two nodes (one alone is refused: the second pod would stay Pending).
+    nodes = "hp:instanceGroups[0].instanceCount=2"
+    code = plan(tmp_path, *regions, "replicas=2", nodes, monkeypatch=monkeypatch)
     assert code == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == (
         "stack dev: create mode (new VPC, EKS and HyperPod cluster), region eu-west-1"
     )
-    assert lines[1] == "GPU nodes: ml.g5.12xlarge x 1 (group g5-inference)"
+    assert lines[1] == "GPU nodes: ml.g5.12xlarge x 2 (group g5-inference)"
     assert lines[2] == (
         "endpoint hp-dev (inference): vllm 0.27.1, meta-llama/Llama-3.1-8B-Instruct, "
         "ml.g5.12xlarge x 2"
