@@ -12,7 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from program_runs import stack_values
 
+from mlcc.config.capacity import nodes_needed
 from mlcc.config.stack import ConfigError, Parsed, parse
+from mlcc.preflight import account_checks
 
 REGIONS = {"aws:region": "us-east-1", "aws-native:region": "us-east-1"}
 BASE = {"hp:model": "meta-llama/Llama-3.1-8B-Instruct", **REGIONS}
@@ -183,3 +185,22 @@ def test_any_refusal_or_warning_about_shared_nodes_is_true(
     if len(sizes) == 1 and not errors and not others:  # one pod size: the count is exact
         assert fits(named, nodes, at_peak=False)
         assert bool(warnings) == (not fits(named, nodes, at_peak=True))
+
+
+def test_nodes_needed_counts_whole_pods() -> None:
+    assert nodes_needed({3: 5}, 4) == 5  # 15 of 16 GPUs, but a 3-GPU pod a node
+    assert nodes_needed({1: 4}, 4) == 1
+    assert nodes_needed({2: 3, 1: 2}, 4) == 2
+    assert nodes_needed({4: 2, 1: 1}, 4) == 3
+    assert nodes_needed({}, 4) == 0
+
+
+def test_preflight_counts_an_existing_cluster_s_nodes_the_same_way() -> None:
+    """The existing-cluster and quota checks of preflight share the pod count."""
+    entries = [
+        {"name": "a", "gpuCount": 3, "replicas": 3},
+        {"name": "b", "gpuCount": 3, "replicas": 2},
+    ]
+    values = {**BASE, "hp:endpoints": json.dumps(entries)}
+    endpoints = parse(values, stack="dev").config.endpoints
+    assert account_checks.nodes_needed(endpoints, TYPE, 4, ceiling=False) == 5
