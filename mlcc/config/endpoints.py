@@ -70,10 +70,12 @@ class EndpointConfig:
     @property
     def most_replicas(self) -> int:
         """The replicas the default instance groups are sized for: autoscaling's ceiling, when
-        one is given, else hp:replicas."""
+        one is given (up to a HyperPod group's most nodes, botocore's ClusterInstanceCount;
+        a larger one is refused), else hp:replicas."""
         raw = self.autoscaling_raw
         ceiling = raw.get("maxReplicas") if isinstance(raw, dict) else None
-        if isinstance(ceiling, int) and not isinstance(ceiling, bool) and 0 < ceiling <= 100:
+        most = aws_rules.integer_bounds("ClusterInstanceCount")[1]
+        if isinstance(ceiling, int) and not isinstance(ceiling, bool) and 0 < ceiling <= most:
             return max(self.replicas, ceiling)
         return self.replicas
 
