@@ -26,6 +26,7 @@ _INTEGER = re.compile(r"^[+-]?\d+$")
 _SHOWN_CHARS = 40
 # The tag YAML gives a plain `<<` key (PyYAML's resolver, like yaml.v3's, resolves it so).
 MERGE_TAG = "tag:yaml.org,2002:merge"
+MERGE_FORMS = "`<<: *defaults` or `<<: [*a, *b]`"
 
 # YAML 1.2 core schema (what the Pulumi CLI's YAML library resolves plain scalars with).
 _CORE_NULL = re.compile(r"^(~|null|Null|NULL|)$")
@@ -86,10 +87,31 @@ def compose_file(path: Path) -> yaml.Node | None:
     return compose(text, path.name)
 
 
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that refuses `<<: *alias` naming a list, as yaml.v3 does (its merge takes an
+    alias only to a map; a list of maps must be written out, `<<: [*a, *b]`). The composed tree
+    no longer tells an alias from the node it names, so this is checked while composing."""
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        node = super().compose_node(parent, index)
+        key: object = index  # a mapping value's index is its key node
+        merging = isinstance(key, yaml.ScalarNode) and key.tag == MERGE_TAG
+        if (
+            merging
+            and isinstance(event, yaml.AliasEvent)
+            and not isinstance(node, yaml.MappingNode)
+        ):
+            mark = event.start_mark if isinstance(event.start_mark, yaml.error.Mark) else None
+            message = f"a `<<` merge key takes a map or a list of maps ({MERGE_FORMS})"
+            raise yaml.composer.ComposerError(None, None, message, mark)
+        return node
+
+
 def compose(text: str, source: str) -> yaml.Node | None:
     """The YAML node tree of `text`, or StackFileError with the line and column."""
     try:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
+        return yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as error:
         raise StackFileError(_yaml_message(error, source)) from None
     except yaml.YAMLError as error:  # e.g. more than one document
@@ -177,8 +199,7 @@ def _merge_sources(value: yaml.Node, where: str) -> list[yaml.MappingNode]:
     items = value.value if isinstance(value, yaml.SequenceNode) else [value]
     if not all(isinstance(item, yaml.MappingNode) for item in items):
         raise StackFileError(
-            f"{where}: a `<<` merge key takes a map or a list of maps "
-            "(`<<: *defaults` or `<<: [*a, *b]`)"
+            f"{where}: a `<<` merge key takes a map or a list of maps ({MERGE_FORMS})"
         )
     return list(items)
 

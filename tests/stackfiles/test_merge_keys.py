@@ -53,7 +53,9 @@ def test_a_quoted_merge_key_is_an_ordinary_key() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("a: &a 1\nb:\n  <<: *a\n", "line 3: a `<<` merge key takes a map or a list of maps"),
+        ("a: &a 1\nb:\n  <<: *a\n", "line 3, column 7: a `<<` merge key takes a map or a list"),
+        # yaml.v3 merges an alias only to a map: a list of maps is written out, [*a, *b].
+        ("l: &l [{x: 1}]\nb:\n  <<: *l\n", "line 3, column 7: a `<<` merge key takes a map"),
         ("b:\n  <<: [{x: 1}, 2]\n", "line 2: a `<<` merge key takes a map or a list of maps"),
         ("b:\n  <<:\n", "line 2: a `<<` merge key takes a map or a list of maps"),
         ("b: {<<: {x: 1}, <<: {y: 1}}\n", "line 1: key '<<' appears twice"),
