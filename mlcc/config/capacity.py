@@ -129,9 +129,11 @@ def check_shared_nodes(
         sharing = [e for e in endpoints if e.instance_type == instance_type]
         fallback = max(e.gpu_count for e in sharing)
         nodes, per_node = _group_nodes(infra.cluster, instance_type, fallback)
-        if not nodes:
-            continue  # no group of the type: check_endpoint_fits names it
         usage = _Usage(instance_type, nodes, per_node, sharing)
+        if not nodes:
+            if any(g.instance_type == instance_type for g in infra.cluster.instance_groups):
+                reader.warn("instanceGroups", usage.paused_message())
+            continue  # else no group of the type: check_endpoint_fits names it
         if usage.needed(floor_pods) > nodes:
             reader.fail("instanceGroups", usage.floor_message())
         elif usage.needed(peak_pods) > nodes:
@@ -172,6 +174,14 @@ class _Usage:
             f"{self._names(floor_pods)} run {figures}; the pods past that would stay Pending "
             f"at deploy: raise the instanceCount of the {self.instance_type} groups, or lower "
             "hp:replicas or autoscaling minReplicas"
+        )
+
+    def paused_message(self) -> str:
+        """instanceCount 0 keeps the cluster without paying for GPUs (docs/infrastructure.md)."""
+        return (
+            f"the {self.instance_type} groups have no node (instanceCount 0), so the pods of "
+            f"{', '.join(e.name for e in self.sharing)} stay Pending until they have; with "
+            "hp:waitForEndpoints, pulumi up fails on them"
         )
 
     def peak_message(self) -> str:

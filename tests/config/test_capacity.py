@@ -204,3 +204,13 @@ def test_preflight_counts_an_existing_cluster_s_nodes_the_same_way() -> None:
     values = {**BASE, "hp:endpoints": json.dumps(entries)}
     endpoints = parse(values, stack="dev").config.endpoints
     assert account_checks.nodes_needed(endpoints, TYPE, 4, ceiling=False) == 5
+
+
+def test_groups_without_nodes_warn_that_the_pods_wait_for_them() -> None:
+    """instanceCount 0 keeps the cluster without GPUs (docs/infrastructure.md): not an error."""
+    errors, warnings = outcome(stack([{"name": "a", "baseline": True}], 0))
+    assert errors == []
+    assert warnings == [
+        "the ml.g5.12xlarge groups have no node (instanceCount 0), so the pods of a, a-baseline "
+        "stay Pending until they have; with hp:waitForEndpoints, pulumi up fails on them"
+    ]
