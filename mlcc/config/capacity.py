@@ -22,6 +22,7 @@ from mlcc.config.endpoints import EndpointConfig
 from mlcc.config.infrastructure import InfrastructureConfig, NewCluster
 from mlcc.config.reader import Reader
 
+NAMES_SHOWN = 6  # endpoints a capacity line names before "and N more endpoints"
 Pods = Mapping[int, int]  # GPUs per pod -> pods
 Count = Callable[[EndpointConfig], int]  # the pods one endpoint runs (floor_pods, peak_pods)
 
@@ -87,8 +88,10 @@ def pods_that_fit(
         return None
     gpus = max(endpoint.gpu_count, 1)
     nodes, per_node = _group_nodes(infra.cluster, endpoint.instance_type, gpus)
-    sharing = [o for o in others if o.instance_type == endpoint.instance_type]
-    pods = _pods(sharing, lambda o: o.replicas)
+    pods: Counter[int] = Counter()
+    for other in others:  # a plain loop: with 1000 endpoints this runs a million times
+        if other.instance_type == endpoint.instance_type:
+            pods[other.gpu_count] += other.replicas
     if nodes_needed(pods, per_node) > nodes:
         return 0
     low, high = 0, nodes * max(per_node // min(gpus, max(per_node, 1)), 1)
@@ -161,12 +164,19 @@ class _Usage:
             f"least {self.needed(count)} (a pod takes {each} of a node's {self.per_node} GPUs)"
         )
 
-    def _names(self, count: Count) -> str:
-        scaled = count is peak_pods
-        return ", ".join(
-            f"{e.name} ({'up to ' if scaled and e.autoscaling else ''}{count(e)})"
-            for e in self.sharing
-        )
+    def _names(self, count: Count | None) -> str:
+        """The endpoints (with their pods), the first few when there are many: one line."""
+        names = [f"{e.name}{self._pods_of(e, count)}" for e in self.sharing[:NAMES_SHOWN]]
+        if len(self.sharing) > NAMES_SHOWN:
+            names.append(f"and {len(self.sharing) - NAMES_SHOWN} more endpoints")
+        return ", ".join(names)
+
+    @staticmethod
+    def _pods_of(endpoint: EndpointConfig, count: Count | None) -> str:
+        if count is None:
+            return ""
+        up_to = "up to " if count is peak_pods and endpoint.autoscaling else ""
+        return f" ({up_to}{count(endpoint)})"
 
     def floor_message(self) -> str:
         figures = self._figures(floor_pods).format(when="at their minimum replicas")
@@ -180,7 +190,7 @@ class _Usage:
         """instanceCount 0 keeps the cluster without paying for GPUs (docs/infrastructure.md)."""
         return (
             f"the {self.instance_type} groups have no node (instanceCount 0), so the pods of "
-            f"{', '.join(e.name for e in self.sharing)} stay Pending until they have; with "
+            f"{self._names(None)} stay Pending until they have; with "
             "hp:waitForEndpoints, pulumi up fails on them"
         )
 

@@ -214,3 +214,12 @@ def test_groups_without_nodes_warn_that_the_pods_wait_for_them() -> None:
         "the ml.g5.12xlarge groups have no node (instanceCount 0), so the pods of a, a-baseline "
         "stay Pending until they have; with hp:waitForEndpoints, pulumi up fails on them"
     ]
+
+
+def test_a_capacity_line_names_a_few_endpoints_when_there_are_many() -> None:
+    entries = [{"name": f"e{i}", "autoscaling": {"maxReplicas": 2}} for i in range(40)]
+    _, warnings = outcome(stack(entries, 60))
+    (warning,) = warnings
+    assert warning.startswith("e0 (up to 2), e1 (up to 2), e2 (up to 2), e3 (up to 2), e4 (up ")
+    assert ", and 34 more endpoints can run 80 pods at peak on 60 ml.g5.12xlarge nodes" in warning
+    assert len(warning) < 400
