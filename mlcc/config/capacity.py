@@ -8,8 +8,8 @@ Every pod is counted once: each endpoint's and each baseline twin's, with the GP
 (`hp:gpuCount`, by default all of the node's). A pod takes whole GPUs of one node, so pods of 3
 GPUs on 4-GPU nodes take a node each. `nodes_needed` is a lower bound of the nodes a set of pods
 needs (exact when the pods of a type take the same GPUs), so a refusal or a warning built on it
-is always true: at their minimum replicas the pods not fitting is an error (they would stay
-Pending at deploy), at their autoscaling ceilings a warning.
+is always true: the pods the endpoints start with not fitting is an error (they would stay
+Pending at deploy, and `pulumi up` fail), those of their autoscaling ceilings a warning.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from mlcc.config.reader import Reader
 
 NAMES_SHOWN = 6  # endpoints a capacity line names before "and N more endpoints"
 Pods = Mapping[int, int]  # GPUs per pod -> pods
-Count = Callable[[EndpointConfig], int]  # the pods one endpoint runs (floor_pods, peak_pods)
+Count = Callable[[EndpointConfig], int]  # the pods one endpoint runs (start_pods, peak_pods)
 
 
 def node_demand(endpoints: Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
@@ -50,11 +50,14 @@ def nodes_needed(pods: Pods, gpus_per_node: int) -> int:
     return max(bound, sum(count for size, count in sizes.items() if 2 * size > per_node))
 
 
-def floor_pods(endpoint: EndpointConfig) -> int:
-    """The pods the endpoint runs at least: autoscaling's minimum (it starts with at least one),
-    else hp:replicas."""
+def start_pods(endpoint: EndpointConfig) -> int:
+    """The pods the endpoint starts with, the CR's replicas (mlcc/manifest/workload.py, a test
+    keeps the two equal): hp:replicas, or autoscaling's minimum (at least one) when hp:replicas
+    is outside autoscaling's range."""
     settings = endpoint.autoscaling
-    return max(settings.min_replicas, 1) if settings else endpoint.replicas
+    if settings is None or settings.min_replicas <= endpoint.replicas <= settings.max_replicas:
+        return endpoint.replicas
+    return max(settings.min_replicas, 1)
 
 
 def peak_pods(endpoint: EndpointConfig) -> int:
@@ -124,8 +127,8 @@ def check_endpoint_fits(
 def check_shared_nodes(
     reader: Reader, infra: InfrastructureConfig, endpoints: Sequence[EndpointConfig]
 ) -> None:
-    """Per instance type, every endpoint's and twin's pods together: an error when their
-    minimum replicas need more nodes than the groups have, a warning when their ceilings do."""
+    """Per instance type, every endpoint's and twin's pods together: an error when the pods they
+    start with need more nodes than the groups have, a warning when their ceilings do."""
     if not isinstance(infra.cluster, NewCluster):
         return
     for instance_type in sorted({e.instance_type for e in endpoints}):
@@ -137,7 +140,7 @@ def check_shared_nodes(
             if any(g.instance_type == instance_type for g in infra.cluster.instance_groups):
                 reader.warn("instanceGroups", usage.paused_message())
             continue  # else no group of the type: check_endpoint_fits names it
-        if usage.needed(floor_pods) > nodes:
+        if usage.needed(start_pods) > nodes:
             reader.fail("instanceGroups", usage.floor_message())
         elif usage.needed(peak_pods) > nodes:
             reader.warn("instanceGroups", usage.peak_message())
@@ -179,11 +182,11 @@ class _Usage:
         return f" ({up_to}{count(endpoint)})"
 
     def floor_message(self) -> str:
-        figures = self._figures(floor_pods).format(when="at their minimum replicas")
+        figures = self._figures(start_pods).format(when="at deploy")
         return (
-            f"{self._names(floor_pods)} run {figures}; the pods past that would stay Pending "
-            f"at deploy: raise the instanceCount of the {self.instance_type} groups, or lower "
-            "hp:replicas or autoscaling minReplicas"
+            f"{self._names(start_pods)} start {figures}; the pods past that would stay "
+            f"Pending: raise the instanceCount of the {self.instance_type} groups, or lower "
+            "hp:replicas (or autoscaling minReplicas)"
         )
 
     def paused_message(self) -> str:

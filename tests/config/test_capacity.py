@@ -1,6 +1,6 @@
 """Capacity counts each pod once: every endpoint's and twin's pods, with their GPUs, on the nodes
-they share. At the minimum replicas a shortage is an error, at the autoscaling ceilings a warning;
-both only when true (checked against an exhaustive packing)."""
+they share. For the pods they start with a shortage is an error, at the autoscaling ceilings a
+warning; both only when true (checked against an exhaustive packing)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from program_runs import stack_values
 
-from mlcc.config.capacity import nodes_needed
+from mlcc.config.capacity import nodes_needed, start_pods
 from mlcc.config.stack import ConfigError, Parsed, parse
+from mlcc.manifest import workload
 from mlcc.preflight import account_checks
 
 REGIONS = {"aws:region": "us-east-1", "aws-native:region": "us-east-1"}
@@ -66,19 +67,38 @@ def test_the_multi_example_with_a_fifth_node_plans_without_the_warning() -> None
     assert not [w for w in parse(values, stack="multi").warnings if w.key == KEY]
 
 
-def test_minimum_replicas_past_the_nodes_are_refused() -> None:
+def test_replicas_past_the_nodes_are_refused() -> None:
     errors, _ = outcome(stack([{"name": "a", "replicas": 2}, {"name": "b", "replicas": 1}], 2))
     assert errors == [
-        "a (2), b (1) run 3 pods at their minimum replicas on 2 ml.g5.12xlarge nodes: they "
-        "need at least 3 (a pod takes 4 of a node's 4 GPUs); the pods past that would stay "
-        "Pending at deploy: raise the instanceCount of the ml.g5.12xlarge groups, or lower "
-        "hp:replicas or autoscaling minReplicas"
+        "a (2), b (1) start 3 pods at deploy on 2 ml.g5.12xlarge nodes: they need at least 3 "
+        "(a pod takes 4 of a node's 4 GPUs); the pods past that would stay Pending: raise the "
+        "instanceCount of the ml.g5.12xlarge groups, or lower hp:replicas (or autoscaling "
+        "minReplicas)"
     ]
+
+
+def test_the_pods_counted_at_deploy_are_those_the_cr_starts_with() -> None:
+    """hp:replicas inside autoscaling's range, else its minimum (at least one): the CR's."""
+    parsed = parse(
+        stack(
+            [
+                {"name": "a", "replicas": 3, "autoscaling": {"minReplicas": 1, "maxReplicas": 4}},
+                {"name": "b", "replicas": 5, "autoscaling": {"minReplicas": 0, "maxReplicas": 2}},
+                {"name": "c", "replicas": 1, "autoscaling": {"minReplicas": 2, "maxReplicas": 3}},
+                {"name": "d", "replicas": 2},
+            ],
+            20,
+        ),
+        stack="dev",
+    ).config
+    for endpoint in parsed.endpoints:
+        assert start_pods(endpoint) == workload.from_endpoint(parsed, endpoint).replicas
+    assert [start_pods(e) for e in parsed.endpoints] == [3, 1, 2, 2]
 
 
 def test_a_baseline_twin_s_pods_are_counted() -> None:
     errors, _ = outcome(stack([{"name": "a", "baseline": True}], 1))
-    assert errors and errors[0].startswith("a (1), a-baseline (1) run 2 pods")
+    assert errors and errors[0].startswith("a (1), a-baseline (1) start 2 pods")
 
 
 def test_autoscaling_minimum_is_the_floor_and_its_ceiling_the_peak() -> None:
@@ -150,10 +170,11 @@ def fits(entries: list[dict[str, object]], nodes: int, at_peak: bool) -> bool:
     pods: list[int] = []
     for entry in entries:
         scaling = entry.get("autoscaling")
+        replicas = int(str(entry.get("replicas", 1)))
+        count = replicas
         if isinstance(scaling, dict):
-            count = scaling["maxReplicas"] if at_peak else max(int(str(scaling["minReplicas"])), 1)
-        else:
-            count = entry.get("replicas", 1)
+            low, high = int(str(scaling["minReplicas"])), int(str(scaling["maxReplicas"]))
+            count = high if at_peak else replicas if low <= replicas <= high else max(low, 1)
         copies = 2 if entry.get("baseline") else 1
         pods += [int(str(entry["gpuCount"]))] * int(str(count)) * copies
     return packs(tuple(sorted(pods, reverse=True)), tuple([4] * nodes))
@@ -177,7 +198,7 @@ def test_any_refusal_or_warning_about_shared_nodes_is_true(
     named = [{"name": f"e{i}", **entry} for i, entry in enumerate(entries)]
     errors, warnings, others = full_outcome(stack(named, nodes))
     if errors:
-        assert all("run" in e and "at their minimum replicas" in e for e in errors)
+        assert all(" start " in e and " pods at deploy on " in e for e in errors)
         assert not fits(named, nodes, at_peak=False)
     if warnings:
         assert not fits(named, nodes, at_peak=True)
