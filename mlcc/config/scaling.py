@@ -161,9 +161,10 @@ def _trigger(value: object, key: str, issues: list[Issue]) -> Mapping[str, Any] 
         issues.append((f"{key}.dimensions", "must be a list of {name, value}"))
     if value.get("metricType", "Average") not in ("Value", "Average"):
         issues.append((f"{key}.metricType", "must be Value or Average"))
-    target = value.get("targetValue")
+    target = value.get("targetValue")  # a non-number is reported above
     unit = "the metric's value per replica"
-    if isinstance(target, int | float) and (problem := limits.keda_target_problem(target, unit)):
+    is_number = isinstance(target, int | float) and not isinstance(target, bool)
+    if is_number and (problem := limits.keda_target_problem(target, unit)):
         issues.append((f"{key}.targetValue", f"{problem}, {_got(target)}"))
     return dict(value)
 

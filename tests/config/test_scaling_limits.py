@@ -66,6 +66,8 @@ def test_a_cloudwatch_trigger_target_follows_the_same_rule() -> None:
     trigger = {"metricName": "Invocations", "namespace": "AWS/SageMaker", "targetValue": 0.0004}
     message = issues({"cloudWatchTrigger": trigger})[f"{KEY}.cloudWatchTrigger.targetValue"]
     assert "KEDA keeps targets in thousandths" in message
+    found = parse_autoscaling({"cloudWatchTrigger": {**trigger, "targetValue": True}}, KEY, None)
+    assert found[1] == [(f"{KEY}.cloudWatchTrigger.targetValue", "must be a number")]
 
 
 @settings(max_examples=300, deadline=None)
