@@ -1,12 +1,13 @@
 """AWS facts taken from the botocore data boto3 ships: regions, tag limits, name patterns.
 
-Nothing here is retyped from documentation: patterns, lengths and counts are read from the
-SageMaker service model (the strictest of the services this stack tags), regions from botocore's
-endpoint data. Pure apart from reading that data once.
+Nothing here is retyped from documentation: patterns, lengths, counts and the HyperPod instance
+types are read from the SageMaker service model (the strictest of the services this stack tags),
+regions from botocore's endpoint data. Pure apart from reading that data once.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 import unicodedata
 from functools import cache
@@ -50,6 +51,40 @@ def hyperpod_instance_types() -> frozenset[str]:
     shape = _session().get_service_model("sagemaker").shape_for("ClusterInstanceType")
     assert isinstance(shape, botocore.model.StringShape)
     return frozenset(shape.enum)
+
+
+def hyperpod_type_problem(instance_type: str) -> str | None:
+    """Why HyperPod refuses `instance_type` for an instance group (so for an endpoint's pods)."""
+    types = hyperpod_instance_types()
+    if instance_type in types:
+        return None
+    parts = instance_type.split(".")
+    family = sorted(t for t in types if len(parts) == 3 and t.split(".")[1] == parts[1])
+    close = difflib.get_close_matches(instance_type, sorted(types), n=2, cutoff=0.9)
+    if family:
+        sizes = sorted((t.split(".")[2] for t in family), key=_size_order)
+        hint = f"; its {parts[1]} sizes: {', '.join(sizes)}"
+    else:
+        hint = f"; did you mean {' or '.join(close)}?" if close else " (e.g. ml.g5.12xlarge)"
+    shown = instance_type if len(instance_type) <= 60 else f"{instance_type[:60]}..."
+    return (
+        f"{shown!r} is not a HyperPod instance type (SageMaker's ClusterInstanceType in "
+        f"botocore's service model){hint}"
+    )
+
+
+def _size_order(size: str) -> tuple[int, str]:
+    """medium, large, xlarge, 2xlarge, ..., 48xlarge."""
+    digits = re.match(r"\d*", size)
+    return (int(digits[0]) if digits and digits[0] else 1 if "xlarge" in size else 0), size
+
+
+@cache
+def integer_bounds(shape: str) -> tuple[int, int]:
+    """(min, max) of an integer or list shape of the SageMaker model, e.g. ClusterInstanceCount
+    (0-6758 nodes per instance group in botocore 1.44) or ClusterThreadsPerCore."""
+    metadata = _shape_metadata("sagemaker", shape)
+    return int(metadata["min"]), int(metadata["max"])
 
 
 def region_problem(region: str) -> str | None:

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from mlcc import engine_contract
-from mlcc.config import instances, operator_rules
+from mlcc.config import aws_rules, instances, operator_rules
 from mlcc.config.operator import OperatorSettings, parse_operator_settings
 from mlcc.config.reader import Reader
 from mlcc.config.scaling import Autoscaling
@@ -70,10 +70,12 @@ class EndpointConfig:
     @property
     def most_replicas(self) -> int:
         """The replicas the default instance groups are sized for: autoscaling's ceiling, when
-        one is given, else hp:replicas."""
+        one is given (up to a HyperPod group's most nodes, botocore's ClusterInstanceCount;
+        a larger one is refused), else hp:replicas."""
         raw = self.autoscaling_raw
         ceiling = raw.get("maxReplicas") if isinstance(raw, dict) else None
-        if isinstance(ceiling, int) and not isinstance(ceiling, bool) and 0 < ceiling <= 100:
+        most = aws_rules.integer_bounds("ClusterInstanceCount")[1]
+        if isinstance(ceiling, int) and not isinstance(ceiling, bool) and 0 < ceiling <= most:
             return max(self.replicas, ceiling)
         return self.replicas
 
@@ -267,11 +269,11 @@ def _instance(reader: Reader, fallbacks: tuple[str, ...]) -> tuple[str, int]:
     key = "instanceTypes[0]" if fallbacks else "instanceType"
     instance_type = fallbacks[0] if fallbacks else reader.string("instanceType")
     requested = reader.integer("gpuCount", optional=True)
-    if not instances.INSTANCE_TYPE_PATTERN.match(instance_type):
-        reader.fail(
-            key,
-            f"must be a SageMaker type such as ml.g5.12xlarge, got {instance_type!r}",
-        )
+    # Only the groups' types take pods, and HyperPod groups take only its own types, whatever
+    # hp:gpuCount says; operator_rules checks each entry of hp:instanceTypes.
+    if problem := aws_rules.hyperpod_type_problem(instance_type):
+        if not fallbacks:
+            reader.fail(key, problem)
         return instance_type, requested or 1
     available = instances.gpu_count(instance_type)
     if requested is None:
@@ -282,6 +284,13 @@ def _instance(reader: Reader, fallbacks: tuple[str, ...]) -> tuple[str, int]:
                 "(g5, g6, g6e, p4d, p5, ...) or set hp:gpuCount",
             )
         return instance_type, available or 1
+    if available is None and not instances.is_gpu_family(instance_type):
+        reader.fail(
+            key,
+            f"{instance_type} has no NVIDIA GPU (HyperPod's GPU types are the ml.g* and ml.p* "
+            "families); hp:gpuCount cannot give it one",
+        )
+        return instance_type, requested
     if not 1 <= requested <= (available or 16):
         limit = f"{instance_type} has {available}" if available else "at most 16"
         reader.fail(

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlcc.config import aws_rules, instances
+from mlcc.config import aws_rules
 from mlcc.config.reader import Reader
 from mlcc.config.schema import CREATE_KEYS
 
@@ -305,12 +305,7 @@ def _instance_groups(
 ) -> tuple[InstanceGroup, ...]:
     raw = reader.structured("instanceGroups")
     if raw in (None, []):
-        # Default: one group per instance type the endpoints use, one node per replica.
-        return tuple(
-            InstanceGroup(default_group_name(i, instance_type), instance_type, nodes)
-            for i, (instance_type, nodes) in enumerate(demand)
-            if instances.INSTANCE_TYPE_PATTERN.match(instance_type)
-        )
+        return _default_groups(reader, demand)
     if not isinstance(raw, list) or not all(isinstance(g, dict) for g in raw):
         reader.fail(
             "instanceGroups",
@@ -319,11 +314,39 @@ def _instance_groups(
             "deepHealthChecks)",
         )
         return ()
+    _, most_groups = aws_rules.integer_bounds("ClusterInstanceGroupSpecifications")
+    if len(raw) > most_groups:
+        reader.fail(
+            "instanceGroups",
+            f"has {len(raw)} groups; a HyperPod cluster takes at most {most_groups}",
+        )
     groups = tuple(_instance_group(reader, f"instanceGroups[{i}]", g) for i, g in enumerate(raw))
     names = [g.name for g in groups]
     for duplicate in sorted({n for n in names if names.count(n) > 1}):
         reader.fail("instanceGroups", f"group name {duplicate!r} is used more than once")
     return groups
+
+
+def _default_groups(reader: Reader, demand: Sequence[tuple[str, int]]) -> tuple[InstanceGroup, ...]:
+    """One group per instance type the endpoints use, a node per replica (at their ceiling);
+    types HyperPod does not offer are refused with the endpoint's key."""
+    _, most_nodes = aws_rules.integer_bounds("ClusterInstanceCount")
+    groups = []
+    for index, (instance_type, nodes) in enumerate(demand):
+        if instance_type not in aws_rules.hyperpod_instance_types():
+            continue
+        name = default_group_name(index, instance_type)
+        if nodes > most_nodes:
+            reader.fail(
+                "instanceGroups",
+                f"the default group {name} would need {nodes} {instance_type} nodes (a node per "
+                f"replica at the endpoints' hp:replicas or autoscaling maxReplicas); a HyperPod "
+                f"group has at most {most_nodes} (SageMaker's ClusterInstanceCount): lower "
+                "them, or list the groups in hp:instanceGroups",
+            )
+            nodes = most_nodes
+        groups.append(InstanceGroup(name, instance_type, nodes))
+    return tuple(groups)
 
 
 def _instance_group(reader: Reader, key: str, raw: dict[str, object]) -> InstanceGroup:
@@ -335,11 +358,8 @@ def _instance_group(reader: Reader, key: str, raw: dict[str, object]) -> Instanc
     if not _GROUP_NAME.match(name):
         reader.fail(f"{key}.name", f"must be 1-63 letters, digits or '-', got {name!r}")
     instance_type = str(raw.get("instanceType", ""))
-    if not instances.INSTANCE_TYPE_PATTERN.match(instance_type):
-        reader.fail(
-            f"{key}.instanceType",
-            f"must be a SageMaker type such as ml.g5.12xlarge, got {instance_type!r}",
-        )
+    if problem := aws_rules.hyperpod_type_problem(instance_type):
+        reader.fail(f"{key}.instanceType", problem)
     checks = raw.get("deepHealthChecks", list(DEEP_HEALTH_CHECKS))
     if not isinstance(checks, list) or not set(map(str, checks)) <= set(DEEP_HEALTH_CHECKS):
         reader.fail(
@@ -350,18 +370,25 @@ def _instance_group(reader: Reader, key: str, raw: dict[str, object]) -> Instanc
     return InstanceGroup(
         name=name,
         instance_type=instance_type,
-        instance_count=_bounded(reader, f"{key}.instanceCount", raw.get("instanceCount"), 0, 100),
+        instance_count=_bounded(
+            reader, f"{key}.instanceCount", raw.get("instanceCount"), "ClusterInstanceCount"
+        ),
         ebs_volume_size_gb=_bounded(
-            reader, f"{key}.ebsVolumeSizeGb", raw.get("ebsVolumeSizeGb", DEFAULT_EBS_GB), 1, 16384
+            reader,
+            f"{key}.ebsVolumeSizeGb",
+            raw.get("ebsVolumeSizeGb", DEFAULT_EBS_GB),
+            "ClusterEbsVolumeSizeInGB",
         ),
         threads_per_core=_bounded(
-            reader, f"{key}.threadsPerCore", raw.get("threadsPerCore", 1), 1, 2
+            reader, f"{key}.threadsPerCore", raw.get("threadsPerCore", 1), "ClusterThreadsPerCore"
         ),
         deep_health_checks=tuple(dict.fromkeys(str(c) for c in checks)),
     )
 
 
-def _bounded(reader: Reader, key: str, value: object, low: int, high: int) -> int:
+def _bounded(reader: Reader, key: str, value: object, shape: str) -> int:
+    """A whole number within the bounds of the SageMaker model's integer `shape`."""
+    low, high = aws_rules.integer_bounds(shape)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         shown = value if not isinstance(value, str) or len(value) < 40 else f"{value[:40]}..."
         reader.fail(key, f"must be a whole number from {low} to {high}, got {shown!r}")

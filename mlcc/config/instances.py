@@ -79,6 +79,13 @@ EFA_INSTANCE_TYPES = frozenset(
 )
 
 
+def is_gpu_family(instance_type: str) -> bool:
+    """An ml.g* or ml.p* type: AWS's accelerated-computing families with NVIDIA GPUs (trn and
+    inf are Neuron accelerators, the others CPU types)."""
+    parts = instance_type.split(".")
+    return len(parts) == 3 and parts[1][:1] in ("g", "p")
+
+
 def gpu_count(instance_type: str) -> int | None:
     return GPU_COUNTS.get(instance_type)
 

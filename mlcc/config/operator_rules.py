@@ -209,14 +209,9 @@ def _instance_types(reader: Reader, settings: OperatorSettings, facts: EndpointF
     types = settings.instance_types
     if not types:
         return
-    hyperpod = aws_rules.hyperpod_instance_types()
     for index, instance_type in enumerate(types):
-        if instance_type not in hyperpod:
-            reader.fail(
-                f"instanceTypes[{index}]",
-                f"{instance_type!r} is not a HyperPod instance type (SageMaker's "
-                "ClusterInstanceType)",
-            )
+        if problem := aws_rules.hyperpod_type_problem(instance_type):
+            reader.fail(f"instanceTypes[{index}]", problem)
     first = types[0]
     for index, other in enumerate(types[1:], start=1):
         counts = instances.gpu_count(first), instances.gpu_count(other)

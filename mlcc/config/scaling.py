@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import difflib
 import json
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
+from mlcc.config import pod_names
+from mlcc.config import scaling_limits as limits
 from mlcc.serving.engines import ENV_PREFIXES, Engine
 
 Issue = tuple[str, str]
@@ -69,14 +70,15 @@ class Autoscaling:
     cloud_watch_trigger: Mapping[str, Any] | None = None
 
 
-# Config field -> (CRD field, smallest value); the Autoscaling attribute is its snake_case.
-# Stricter than the CRD: a ceiling of 0 replicas serves nothing, KEDA cannot poll every 0 s.
-_INTEGER_FIELDS: dict[str, tuple[str, int]] = {
-    "minReplicas": ("minReplicaCount", 0),
-    "maxReplicas": ("maxReplicaCount", 1),
-    "pollingInterval": ("pollingInterval", 1),
-    "cooldownPeriod": ("cooldownPeriod", 0),
-    "scaleDownStabilizationTime": ("scaleDownStabilizationTime", 0),
+# Config field -> (CRD field, smallest value, stricter largest value or None); the Autoscaling
+# attribute is its snake_case. Stricter than the CRD: a ceiling of 0 replicas serves nothing,
+# KEDA cannot poll every 0 s; the largest values are those of mlcc/config/scaling_limits.py.
+_INTEGER_FIELDS: dict[str, tuple[str, int, limits.Ceiling | None]] = {
+    "minReplicas": ("minReplicaCount", 0, limits.REPLICAS),
+    "maxReplicas": ("maxReplicaCount", 1, limits.REPLICAS),
+    "pollingInterval": ("pollingInterval", 1, None),
+    "cooldownPeriod": ("cooldownPeriod", 0, None),
+    "scaleDownStabilizationTime": ("scaleDownStabilizationTime", 0, limits.STABILIZATION),
 }
 _UNSET = object()
 FIELDS: tuple[str, ...] = (
@@ -159,6 +161,11 @@ def _trigger(value: object, key: str, issues: list[Issue]) -> Mapping[str, Any] 
         issues.append((f"{key}.dimensions", "must be a list of {name, value}"))
     if value.get("metricType", "Average") not in ("Value", "Average"):
         issues.append((f"{key}.metricType", "must be Value or Average"))
+    target = value.get("targetValue")  # a non-number is reported above
+    unit = "the metric's value per replica"
+    is_number = isinstance(target, int | float) and not isinstance(target, bool)
+    if is_number and (problem := limits.keda_target_problem(target, unit)):
+        issues.append((f"{key}.targetValue", f"{problem}, {_got(target)}"))
     return dict(value)
 
 
@@ -182,13 +189,23 @@ def _unknown_fields(raw: dict[object, object], key: str) -> list[Issue]:
 
 def _integer(raw: dict[object, object], name: str, key: str, issues: list[Issue]) -> int | None:
     value = raw[name]
-    crd_name, own_minimum = _INTEGER_FIELDS[name]
-    crd_minimum, high = CRD_INTEGER_BOUNDS[crd_name]
-    low = max(crd_minimum, own_minimum)
+    low, high, why = integer_bounds(name)
     if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
         return value
-    issues.append((f"{key}.{name}", f"must be a whole number from {low} to {high}, {_got(value)}"))
+    reason = f" ({why})" if why else ""
+    message = f"must be a whole number from {low} to {high}{reason}, {_got(value)}"
+    issues.append((f"{key}.{name}", message))
     return None
+
+
+def integer_bounds(name: str) -> tuple[int, int, str]:
+    """(smallest, largest, why the largest when it is not the CRD's) of an integer field."""
+    crd_name, own_minimum, ceiling = _INTEGER_FIELDS[name]
+    crd_minimum, crd_maximum = CRD_INTEGER_BOUNDS[crd_name]
+    low = max(crd_minimum, own_minimum)
+    if ceiling is None:
+        return low, crd_maximum, ""
+    return low, min(crd_maximum, ceiling.value()), ceiling.why
 
 
 def _metric(value: object, key_path: str, issues: list[Issue]) -> ScalingMetric | None:
@@ -204,12 +221,12 @@ def _target(
 ) -> float | None:
     if value is _UNSET:
         return DEFAULT_TARGETS[metric or ScalingMetric.INVOCATIONS]
-    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
-    if number is not None and math.isfinite(number) and number > 0:
-        return float(number)
     unit = "invocations per replica per minute, or requests waiting per replica with queueDepth"
-    issues.append((key_path, f"must be a number above 0 ({unit}), {_got(value)}"))
-    return None
+    if problem := limits.keda_target_problem(value, unit):
+        issues.append((key_path, f"{problem}, {_got(value)}"))
+        return None
+    assert isinstance(value, int | float)
+    return float(value)
 
 
 def _server(value: object, metric: ScalingMetric | None, key_path: str, issues: list[Issue]) -> str:
@@ -297,7 +314,7 @@ def autoscaling_spec(
     """The InferenceEndpointConfig's `autoScalingSpec` (the operator makes a KEDA ScaledObject)."""
     spec: dict[str, object] = {
         crd_name: getattr(settings, _snake_case(name))
-        for name, (crd_name, _) in _INTEGER_FIELDS.items()
+        for name, (crd_name, _, _) in _INTEGER_FIELDS.items()
     }
     if settings.metric is ScalingMetric.QUEUE_DEPTH:
         spec["prometheusTrigger"] = _queue_depth_trigger(
@@ -331,8 +348,9 @@ def _invocations_trigger(settings: Autoscaling, endpoint_name: str) -> dict[str,
 def _queue_depth_trigger(
     settings: Autoscaling, endpoint_name: str, namespace: str, engine: Engine
 ) -> dict[str, object]:
-    # The operator names the model pods after the endpoint; `or vector(0)`: no series = idle.
-    selector = f'namespace="{namespace}",pod=~"{endpoint_name}-.*"'
+    # The operator names the model pods after the endpoint: this endpoint's pods, not its twin's
+    # (mlcc/config/pod_names.py); `or vector(0)`: no series = idle.
+    selector = f'namespace="{namespace}",pod=~"{pod_names.deployment_pods_regex(endpoint_name)}"'
     return {
         "name": "engine-queue-depth",
         "serverAddress": settings.prometheus_server,

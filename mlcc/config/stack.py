@@ -113,7 +113,8 @@ def parse(
     _check_native_region(reader, region, infra, environment_region)
     configs = [e.config for e in read]
     endpoints = tuple(_placed(e, infra, [c for c in configs if c is not e.config]) for e in read)
-    capacity.warn_if_gpus_short(reader, infra, configs)
+    if not reader.problems.errors:  # an endpoint's refused autoscaling would skew the counts
+        capacity.check_shared_nodes(reader, infra, endpoints)
     config = StackConfig(
         stack=stack,
         region=region,

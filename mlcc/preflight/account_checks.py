@@ -12,11 +12,11 @@ except a refused call, which is always a warning naming the IAM action to grant.
 
 from __future__ import annotations
 
-import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from mlcc.config import instances
+from mlcc.config import capacity, instances
 from mlcc.config.endpoints import EndpointConfig
 from mlcc.config.infrastructure import INFERENCE_ADDON, ExistingCluster, NewCluster
 from mlcc.config.stack import StackConfig
@@ -99,13 +99,12 @@ def nodes_needed(
     endpoints: Sequence[EndpointConfig], instance_type: str, per_node: int, *, ceiling: bool
 ) -> int:
     """Instances of `instance_type` whose GPUs hold the endpoints' pods (at autoscaling's
-    ceiling, or at hp:replicas)."""
-    gpus = sum(
-        (e.most_replicas if ceiling else e.replicas) * e.gpu_count
-        for e in endpoints
-        if e.instance_type == instance_type
-    )
-    return math.ceil(gpus / max(per_node, 1))
+    ceiling, or at hp:replicas), each pod on one node (mlcc.config.capacity.nodes_needed)."""
+    pods: Counter[int] = Counter()
+    for endpoint in endpoints:
+        if endpoint.instance_type == instance_type:
+            pods[endpoint.gpu_count] += endpoint.most_replicas if ceiling else endpoint.replicas
+    return capacity.nodes_needed(pods, per_node)
 
 
 def _check_quota(

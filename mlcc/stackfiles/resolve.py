@@ -7,9 +7,10 @@ as a string (maps and lists as JSON). `secure:` values cannot be decrypted here;
 `[secret]` and are marked secret, as the real runtime marks them.
 
 Stack files are read as the CLI reads them (YAML 1.2 scalars; a top-level value keeps its text,
-so `1.30` stays `1.30`), and no input ends in a traceback: a broken file (syntax, tabs, not a
-map, alias bombs, nesting) raises `StackFileError`, a bad value `StackConfigError`, and a bad
-`--set` `OverrideError`, each with one line naming what to change.
+so `1.30` stays `1.30`; `<<` merge keys expanded as Go's yaml.v3 expands them), and no input
+ends in a traceback: a broken file (syntax, tabs, not a map, alias bombs, nesting) raises
+`StackFileError`, a bad value `StackConfigError`, and a bad `--set` `OverrideError`, each with
+one line naming what to change.
 
 This module finds and loads the files and resolves the config; the safe YAML reading and value
 checks are in `mlcc.stackfiles.yaml_reader`, and `--set` (like `pulumi config set [--path]`, e.g.
@@ -137,7 +138,7 @@ def load_stack(project_dir: Path, stack: str) -> dict[str, Any]:
         raise StackFileError(f"{path.name}: 'config' must be a map of keys to values")
     budget = ExpansionBudget(path.name)
     config: dict[str, Any] = {}
-    for key, node in mapping_entries(config_node, path.name).items():
+    for key, node in mapping_entries(config_node, path.name, budget).items():
         if isinstance(node, yaml.ScalarNode):
             config[key] = None if is_null(node) else node.value
         else:

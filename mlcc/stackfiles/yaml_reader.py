@@ -24,6 +24,9 @@ MAX_EXPANDED_VALUES = 100_000
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _INTEGER = re.compile(r"^[+-]?\d+$")
 _SHOWN_CHARS = 40
+# The tag YAML gives a plain `<<` key (PyYAML's resolver, like yaml.v3's, resolves it so).
+MERGE_TAG = "tag:yaml.org,2002:merge"
+MERGE_FORMS = "`<<: *defaults` or `<<: [*a, *b]`"
 
 # YAML 1.2 core schema (what the Pulumi CLI's YAML library resolves plain scalars with).
 _CORE_NULL = re.compile(r"^(~|null|Null|NULL|)$")
@@ -84,10 +87,31 @@ def compose_file(path: Path) -> yaml.Node | None:
     return compose(text, path.name)
 
 
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that refuses `<<: *alias` naming a list, as yaml.v3 does (its merge takes an
+    alias only to a map; a list of maps must be written out, `<<: [*a, *b]`). The composed tree
+    no longer tells an alias from the node it names, so this is checked while composing."""
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        node = super().compose_node(parent, index)
+        key: object = index  # a mapping value's index is its key node
+        merging = isinstance(key, yaml.ScalarNode) and key.tag == MERGE_TAG
+        if (
+            merging
+            and isinstance(event, yaml.AliasEvent)
+            and not isinstance(node, yaml.MappingNode)
+        ):
+            mark = event.start_mark if isinstance(event.start_mark, yaml.error.Mark) else None
+            message = f"a `<<` merge key takes a map or a list of maps ({MERGE_FORMS})"
+            raise yaml.composer.ComposerError(None, None, message, mark)
+        return node
+
+
 def compose(text: str, source: str) -> yaml.Node | None:
     """The YAML node tree of `text`, or StackFileError with the line and column."""
     try:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
+        return yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as error:
         raise StackFileError(_yaml_message(error, source)) from None
     except yaml.YAMLError as error:  # e.g. more than one document
@@ -122,18 +146,62 @@ def is_null(node: yaml.Node) -> bool:
     )
 
 
-def mapping_entries(node: yaml.MappingNode, source: str) -> dict[str, yaml.Node]:
-    """A map node's entries by key; StackFileError for a non-scalar or repeated key."""
+def mapping_entries(
+    node: yaml.MappingNode, source: str, budget: ExpansionBudget | None = None
+) -> dict[str, yaml.Node]:
+    """A map node's entries by key, its `<<` merge keys expanded; StackFileError for a
+    non-scalar or repeated key, or a merge value that is not a map or a list of maps.
+
+    Merge keys are expanded as the Pulumi CLI's YAML decoder, Go's gopkg.in/yaml.v3, expands
+    them (decode.go, `(*decoder).mapping` and `(*decoder).merge`): only a plain `<<` merges (a
+    quoted one is an ordinary key), the keys written in the map win over merged ones, and in
+    `<<: [*a, *b]` an earlier map wins over a later one; a merged map's own `<<` is expanded
+    the same way.
+    """
+    return _entries(node, source, budget or ExpansionBudget(source), ())
+
+
+def _entries(
+    node: yaml.MappingNode,
+    source: str,
+    budget: ExpansionBudget,
+    merging: tuple[yaml.MappingNode, ...],
+) -> dict[str, yaml.Node]:
+    """`merging`: the maps whose merge keys led here (a map merged into itself is refused)."""
+    line = node.start_mark.line + 1
+    if any(node is outer for outer in merging):
+        raise StackFileError(f"{source}: line {line}: a `<<` merge key refers to its own map")
+    if len(merging) > MAX_DEPTH:
+        raise StackFileError(f"{source}: merge keys nested too deeply (at most {MAX_DEPTH})")
     entries: dict[str, yaml.Node] = {}
+    merged: list[yaml.MappingNode] = []
+    seen: set[str] = set()
     for key_node, value_node in node.value:
+        key_line = key_node.start_mark.line + 1
         if not isinstance(key_node, yaml.ScalarNode):
-            line = key_node.start_mark.line + 1
-            raise StackFileError(f"{source}: line {line}: a key must be a plain name")
-        if key_node.value in entries:
-            line = key_node.start_mark.line + 1
-            raise StackFileError(f"{source}: line {line}: key {key_node.value!r} appears twice")
-        entries[key_node.value] = value_node
+            raise StackFileError(f"{source}: line {key_line}: a key must be a plain name")
+        if key_node.value in seen:
+            raise StackFileError(f"{source}: line {key_line}: key {key_node.value!r} appears twice")
+        seen.add(key_node.value)
+        if key_node.tag == MERGE_TAG:
+            merged = _merge_sources(value_node, f"{source}: line {key_line}")
+        else:
+            entries[key_node.value] = value_node
+    for other in merged:
+        for key, value in _entries(other, source, budget, (*merging, node)).items():
+            budget.spend()
+            entries.setdefault(key, value)
     return entries
+
+
+def _merge_sources(value: yaml.Node, where: str) -> list[yaml.MappingNode]:
+    """The maps a `<<` value names: one map (an alias or written out) or a list of maps."""
+    items = value.value if isinstance(value, yaml.SequenceNode) else [value]
+    if not all(isinstance(item, yaml.MappingNode) for item in items):
+        raise StackFileError(
+            f"{where}: a `<<` merge key takes a map or a list of maps ({MERGE_FORMS})"
+        )
+    return list(items)
 
 
 class ExpansionBudget:
@@ -166,7 +234,7 @@ def convert(node: yaml.Node, depth: int, budget: ExpansionBudget) -> Any:
     if isinstance(node, yaml.MappingNode):
         return {
             key: convert(value, depth + 1, budget)
-            for key, value in mapping_entries(node, budget.source).items()
+            for key, value in mapping_entries(node, budget.source, budget).items()
         }
     assert isinstance(node, yaml.ScalarNode)
     return _core_scalar(node) if node.style is None else node.value

@@ -204,9 +204,9 @@ def test_subnet_plan_gives_large_private_subnets(
     assert subnet_plan(cidr) == (private, public)
 
 
-def test_more_replicas_than_gpu_capacity_is_a_warning() -> None:
-    parsed = parse_with(replicas="3", instanceGroups=[GROUP])
-    assert [w.key for w in parsed.warnings] == ["hp:replicas"]
+def test_more_replicas_than_gpu_capacity_is_refused() -> None:
+    """The third pod would stay Pending at deploy (tests/config/test_capacity.py has the rest)."""
+    assert error_keys(replicas="3", instanceGroups=[GROUP]) == ["hp:instanceGroups"]
     assert parse_with(replicas="2", instanceGroups=[GROUP]).warnings == ()
     two_per_node = parse_with(replicas="4", gpuCount="2", instanceGroups=[GROUP])
     assert two_per_node.warnings == ()

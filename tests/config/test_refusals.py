@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mlcc.config.aws_rules import hyperpod_instance_types, integer_bounds
 from mlcc.config.schema import KEYS
 from mlcc.config.stack import ConfigError, parse
 
@@ -18,6 +19,8 @@ BASE = {
     "aws-native:region": "us-east-1",
 }
 ARN = "arn:aws:sagemaker:{region}:123456789012:cluster/a1b2c3d4e5f6"
+HYPERPOD_TYPES = hyperpod_instance_types()
+MOST_NODES = integer_bounds("ClusterInstanceCount")[1]  # botocore's model
 
 
 def problems(values: dict[str, str]) -> list[str]:
@@ -173,9 +176,50 @@ def test_unusual_numbers_never_raise(value: str) -> None:
             assert all(p.key.startswith(f"hp:{key}") for p in error.problems), error
 
 
+# Near the limits of AWS, KEDA and the HPA: what the second round of hostile input tried.
+NUMBERS = st.sampled_from([0, 1, 2, 3600, 3601, 6758, 6759, 2**31, 2**63, -1]) | st.floats(
+    min_value=0, max_value=0.01
+)
+INSTANCE_TYPES = st.sampled_from(
+    [
+        "ml.g5.12xlarge",
+        "ml.g5.13xlarge",
+        "ml.p3.8xlarge",
+        "ml.c5.xlarge",
+        "ml.inf2.xlarge",
+        "ml.g7.2xlarge",
+    ]
+)
+AUTOSCALING = st.fixed_dictionaries(
+    {},
+    optional={
+        "minReplicas": NUMBERS,
+        "maxReplicas": NUMBERS,
+        "targetValue": NUMBERS,
+        "scaleDownStabilizationTime": NUMBERS,
+    },
+)
+LIMIT_VALUES = st.one_of(
+    AUTOSCALING.map(json.dumps),
+    st.lists(
+        st.fixed_dictionaries(
+            {"name": st.sampled_from(["a", "b", "c"]), "instanceType": INSTANCE_TYPES},
+            optional={
+                "gpuCount": st.integers(0, 9),
+                "baseline": st.booleans(),
+                "autoscaling": AUTOSCALING,
+                "instanceCount": NUMBERS,
+                "replicas": st.integers(0, 5),
+            },
+        ),
+        max_size=3,
+    ).map(json.dumps),
+    INSTANCE_TYPES,
+)
 VALUES = st.one_of(
     st.text(max_size=30),
     st.integers(-(10**30), 10**30).map(str),
+    LIMIT_VALUES,
     st.recursive(
         st.none() | st.booleans() | st.integers() | st.text(max_size=8),
         lambda inner: (
@@ -239,3 +283,32 @@ def test_optimize_is_a_warning_when_every_endpoint_is_explicit() -> None:
     assert "hp:optimize" in [w.key for w in warnings]
     del values["hp:speculativeAlgorithm"]
     assert "hp:optimize" not in [w.key for w in parse(values, stack="dev").warnings]
+
+
+LIMIT_KEYS = [
+    "hp:autoscaling",
+    "hp:endpoints",
+    "hp:instanceGroups",
+    "hp:instanceType",
+    "hp:gpuCount",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(LIMIT_KEYS), LIMIT_VALUES | VALUES, max_size=4))
+def test_an_accepted_config_keeps_aws_keda_and_hpa_limits(values: dict[str, str]) -> None:
+    """Whatever is accepted is what HyperPod, KEDA and the HPA would take."""
+    try:
+        config = parse({**BASE, **values}, stack="dev").config
+    except ConfigError:
+        return
+    cluster = config.infrastructure.cluster
+    for group in getattr(cluster, "instance_groups", ()):
+        assert group.instance_type in HYPERPOD_TYPES and 0 <= group.instance_count <= MOST_NODES
+    for endpoint in config.endpoints:
+        assert endpoint.instance_type in HYPERPOD_TYPES
+        scaling = endpoint.autoscaling
+        if scaling:
+            assert int(scaling.target_value * 1000) >= 1  # KEDA's milli-quantity
+            assert scaling.scale_down_stabilization_time <= 3600
+            assert scaling.min_replicas <= scaling.max_replicas <= MOST_NODES

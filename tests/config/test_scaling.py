@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+
+import botocore.session
 import pytest
 from crd_schema import assert_valid_manifest, crd_schema
 
@@ -26,6 +29,7 @@ from mlcc.serving.engines import ENV_PREFIXES, Engine
 from mlcc.serving.speculative import SpeculativeSpec
 
 CRD_FILE = "inferenceendpointconfigs.yaml"
+POD = "[bcdfghjklmnpqrstvwxz2456789]"  # a character of Kubernetes' generated pod names
 KEY = "hp:autoscaling"
 AMP = "https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-12ab-34cd"
 
@@ -140,11 +144,24 @@ def test_an_unknown_field_without_a_near_name_lists_the_fields() -> None:
     assert all(name in message for name in FIELDS)
 
 
+# A replica needs a node: the counts stay within a HyperPod group's (botocore's model).
+MOST_NODES = (
+    botocore.session.get_session()
+    .get_service_model("sagemaker")
+    .shape_for("ClusterInstanceCount")
+    .metadata["max"]
+)
+HIGHEST = {"minReplicas": MOST_NODES, "maxReplicas": MOST_NODES, "pollingInterval": INT32_MAX}
+
+
 @pytest.mark.parametrize("field", ["minReplicas", "maxReplicas", "pollingInterval"])
 @pytest.mark.parametrize("value", [True, "3", 2.5, None, -1, INT32_MAX + 1, 10**30, [3]])
 def test_integers_must_be_whole_numbers_in_the_crd_range(field: str, value: object) -> None:
     message = problems({field: value})[f"{KEY}.{field}"]
-    assert f"to {INT32_MAX}, got" in message
+    assert f"to {HIGHEST[field]}" in message and message.endswith(
+        f"got {json.dumps(value)}"
+        + ("; write the number without quotes" if isinstance(value, str) else "")
+    )
 
 
 def test_a_quoted_number_says_to_drop_the_quotes() -> None:
@@ -208,7 +225,7 @@ def test_unknown_metric(value: object) -> None:
 @pytest.mark.parametrize("value", [0, -1, True, "10", float("inf"), float("nan"), None, {}])
 def test_target_must_be_a_positive_number(value: object) -> None:
     raw: dict[str, object] = {"targetValue": value}
-    assert "must be a number above 0" in problems(raw)[f"{KEY}.targetValue"]
+    assert "must be a number from 0.001 to" in problems(raw)[f"{KEY}.targetValue"]
 
 
 def test_queue_depth_needs_a_prometheus_server() -> None:
@@ -301,7 +318,8 @@ def test_queue_depth_trigger_sums_the_engine_gauge_over_the_endpoint_pods(
         "name": "engine-queue-depth",
         "serverAddress": AMP,
         "namespace": "team",
-        "query": f'sum({gauge}{{namespace="team",pod=~"hp-b-.*"}}) or vector(0)',
+        "query": f'sum({gauge}{{namespace="team",pod=~"hp-b-{POD}{{1,10}}-{POD}{{5}}"}})'
+        " or vector(0)",
         "metricType": "Average",
         "targetValue": 3.0,
     }
@@ -327,10 +345,10 @@ SETTINGS = {
     "scale to zero": {"minReplicas": 0, "maxReplicas": 4, "cooldownPeriod": 900},
     "every field": {
         "minReplicas": 2,
-        "maxReplicas": INT32_MAX,
+        "maxReplicas": MOST_NODES,
         "pollingInterval": 1,
-        "cooldownPeriod": 0,
-        "scaleDownStabilizationTime": INT32_MAX,
+        "cooldownPeriod": INT32_MAX,
+        "scaleDownStabilizationTime": 3600,  # the HPA's longest window
         "targetValue": 0.5,
     },
     "queue depth": {"metric": "queueDepth", "prometheusServer": AMP, "maxReplicas": 3},

@@ -247,7 +247,9 @@ config_keys = st.sampled_from(
 yaml_documents = st.dictionaries(config_keys, structures, max_size=4).map(
     lambda config: yaml.safe_dump({"config": config}, allow_unicode=True)
 )
-noise = st.sampled_from(["\t", "&a ", "*a", "[", "{", "}", ": ", "- ", "\n", "!!", "'", "#"])
+noise = st.sampled_from(
+    ["\t", "&a ", "*a", "[", "{", "}", ": ", "- ", "\n", "!!", "'", "#", "<<: *a\n", "<<: [*a]"]
+)
 mutated_documents = st.tuples(yaml_documents, st.integers(0, 400), noise).map(
     lambda t: t[0][: t[1]] + t[2] + t[0][t[1] :]
 )
