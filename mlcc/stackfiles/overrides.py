@@ -27,7 +27,10 @@ from mlcc.stackfiles.yaml_reader import (
 
 # `--set` keys: `hp:key`, then `.field`, `[0]` or `["field.with.dots"]` segments.
 _KEY_HEAD = re.compile(r"^[^.\[\]\s]+")
-_PATH_SEGMENT = re.compile(r'\.([^.\[\]"\s]+)|\.?\[(\d+)\]|\.?\["((?:[^"\\]|\\.)*)"\]')
+_PATH_SEGMENT = re.compile(r'\.([^.\[\]"\s]+)|\.?\[([0-9]+)\]|\.?\["((?:[^"\\]|\\.)*)"\]')
+# A list index past any list a stack holds; more digits would only cost a huge int (or, past
+# 4300 digits, Python's ValueError) before the "past the end" line.
+MAX_INDEX_DIGITS = 9
 
 PathSegment = str | int
 
@@ -77,6 +80,11 @@ def parse_override(key_text: str, value_text: str | None) -> Override:
                 'KEY[0] or KEY["field.with.dots"], e.g. hp:instanceGroups[0].instanceCount'
             )
         field_name, index, quoted = segment.groups()
+        if index is not None and len(index.lstrip("0")) > MAX_INDEX_DIGITS:
+            raise OverrideError(
+                f"--set {shown(key_text, quoted=False)}: list index {shown(index)} is too large "
+                f"(at most {MAX_INDEX_DIGITS} digits); use [n] with n at most the list's length"
+            )
         path.append(int(index) if index is not None else field_name or _unescape(quoted))
         rest = rest[segment.end() :]
     where = f"--set {key_text}"
