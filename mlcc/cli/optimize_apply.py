@@ -14,6 +14,7 @@ from mlcc.cli.optimize_context import (
     UsageError,
     config_value,
     describe_or_refuse,
+    read_stack_text,
     sagemaker_client,
     stack_config,
     stack_engine,
@@ -21,6 +22,7 @@ from mlcc.cli.optimize_context import (
 )
 from mlcc.recommendation.parsing import JobStatus, RecommendedSpeculation, top_recommendation
 from mlcc.stackfiles.edit import set_config_keys
+from mlcc.userfiles import UserFileError, write_text
 
 if TYPE_CHECKING:
     from mypy_boto3_sagemaker.client import SageMakerClient
@@ -97,9 +99,13 @@ def _speculative_values(
 
 
 def write_stack_keys(path: Path, values: Mapping[str, str | int]) -> list[str]:
-    """Set hp:<key> in the stack file, keeping every other byte (comments, order, line endings)."""
-    text = path.read_bytes().decode("utf-8")
+    """Set hp:<key> in the stack file, keeping every other byte (comments, order, line endings),
+    written in one step by mlcc.userfiles (its permission bits and a symbolic link kept)."""
+    text = read_stack_text(path)
     new_text, changes = set_config_keys(text, values)
     if new_text != text:
-        path.write_bytes(new_text.encode("utf-8"))
+        try:
+            write_text(path, new_text)
+        except UserFileError as error:
+            raise Refusal(f"{error}; nothing applied") from None
     return changes
