@@ -12,6 +12,7 @@ from typing import Any
 
 from mlcc.bench.stats import LATENCY_KEYS
 from mlcc.userfiles import (
+    FOLDER,
     UserFileError,
     ensure_folder,
     file_kind,
@@ -98,7 +99,7 @@ def _short(label: str) -> str:
 def load_baseline(path: Path) -> dict[str, Any]:
     """`--baseline`: a bench.json (or the folder holding one), read by mlcc.userfiles."""
     try:
-        file = path / "bench.json" if file_kind(path) == "a folder" else path
+        file = path / "bench.json" if file_kind(path, "--baseline") == FOLDER else path
         run = read_json(file, "--baseline")
     except UserFileError as error:
         raise BaselineError(str(error)) from None

@@ -20,7 +20,16 @@ from typing import Any
 import yaml
 
 from mlcc.plan.report import PlannedResource
-from mlcc.userfiles import UserFileError, ensure_folder, file_kind, read_json, remove_file
+from mlcc.userfiles import (
+    FILE,
+    FOLDER,
+    UserFileError,
+    ensure_folder,
+    file_kind,
+    read_json,
+    remove_file,
+    shown_path,
+)
 from mlcc.userfiles import write_text as write_file
 
 DEFAULT_OUT = Path("build/plan")
@@ -41,14 +50,16 @@ def check_out_dir(out: Path) -> None:
     """Before any work: the nearest existing folder on the way to `out` is a folder, and a
     plan.json already in `out` is one mlcc wrote (else UserFileError)."""
     for candidate in (out, *out.parents):
-        kind = file_kind(candidate)
+        kind = file_kind(candidate, "--out")
         if kind is None:
             continue
-        if kind != "a folder":
+        if kind != FOLDER:
             where = f"is {kind}" if candidate == out else f"is inside {kind} {candidate}"
-            if kind == "a regular file":
+            if kind == FILE:
                 where = "is a file" if candidate == out else f"is inside the file {candidate}"
-            raise UserFileError(f"--out {out}: {where}; give a folder (default {DEFAULT_OUT})")
+            raise UserFileError(
+                f"--out {shown_path(out)}: {where}; give a folder (default {DEFAULT_OUT})"
+            )
         break
     owned_manifests(out)
 
@@ -60,17 +71,17 @@ def load_plan(path: Path, label: str) -> dict[str, Any]:
     if not isinstance(resources, list) or not all(
         isinstance(r, dict) and {"type", "name"} <= set(r) for r in resources
     ):
-        raise UserFileError(f"{label} {path}: not a {PLAN_FILE} written by `mlcc plan`")
+        raise UserFileError(f"{label} {shown_path(path)}: not a {PLAN_FILE} written by `mlcc plan`")
     return dict(document)
 
 
 def load_baseline(directory: Path) -> list[dict[str, Any]]:
     """`--diff DIR`: the resources of DIR/plan.json (or of the plan.json file DIR names)."""
-    path = directory / PLAN_FILE if file_kind(directory) == "a folder" else directory
-    if file_kind(path) is None:
+    path = directory / PLAN_FILE if file_kind(directory, "--diff") == FOLDER else directory
+    if file_kind(path, "--diff") is None:
         raise UserFileError(
-            f"--diff {directory}: no {PLAN_FILE} there; write one first with "
-            f"`mlcc plan --out {directory}`"
+            f"--diff {shown_path(directory)}: no {PLAN_FILE} there; write one first with "
+            f"`mlcc plan --out {shown_path(directory)}`"
         )
     resources: list[dict[str, Any]] = load_plan(path, "--diff")["resources"]
     return resources
@@ -79,14 +90,16 @@ def load_baseline(directory: Path) -> list[dict[str, Any]]:
 def owned_manifests(out: Path) -> set[str]:
     """The manifest files the plan.json in `out` says its run wrote (none without a plan.json)."""
     plan_path = out / PLAN_FILE
-    if file_kind(plan_path) is None:
+    if file_kind(plan_path, "--out") is None:
         return set()
     document = load_plan(plan_path, "--out")
     listed = document.get(OWNED_KEY)
     if listed is None:  # written before plan.json listed its manifests: derive their names
         return {m.name for m in manifests([_legacy(r) for r in document["resources"]])}
     if not isinstance(listed, list):
-        raise UserFileError(f"--out {plan_path}: its {OWNED_KEY!r} is not a list of file names")
+        raise UserFileError(
+            f"--out {shown_path(plan_path)}: its {OWNED_KEY!r} is not a list of file names"
+        )
     return {name for name in listed if isinstance(name, str) and _MANIFEST_NAME.match(name)}
 
 
@@ -126,11 +139,13 @@ def write_plan(
     owned = owned_manifests(out)
     files = manifests(resources)
     folder = out / MANIFESTS
-    in_the_way = [m.name for m in files if m.name not in owned and file_kind(folder / m.name)]
+    in_the_way = [
+        m.name for m in files if m.name not in owned and file_kind(folder / m.name, "--out")
+    ]
     if in_the_way:
         raise UserFileError(
-            f"--out {folder / in_the_way[0]}: not written by `mlcc plan` (not listed in "
-            f"{out / PLAN_FILE}); move it away or choose another --out"
+            f"--out {shown_path(folder / in_the_way[0])}: not written by `mlcc plan` (not "
+            f"listed in {shown_path(out / PLAN_FILE)}); move it away or choose another --out"
         )
     ensure_folder(folder, "--out")
     for manifest in files:

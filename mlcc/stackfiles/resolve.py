@@ -44,7 +44,7 @@ from mlcc.stackfiles.yaml_reader import (
     shown,
     to_python,
 )
-from mlcc.userfiles import UserFileError, file_kind, shown_path
+from mlcc.userfiles import FOLDER, UserFileError, file_kind, shown_path
 
 __all__ = [
     "EXAMPLES_DIR",
@@ -89,7 +89,7 @@ class StackConfigError(Exception):
 
 def load_project(project_dir: Path) -> dict[str, Any]:
     path = project_dir / "Pulumi.yaml"
-    if _kind(project_dir) not in (None, "a folder"):
+    if _kind(project_dir) not in (None, FOLDER):
         raise StackFileError(f"{shown_path(project_dir)}: is {_kind(project_dir)}, not a folder")
     if _kind(path) is None:
         raise StackFileError(

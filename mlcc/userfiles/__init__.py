@@ -16,11 +16,13 @@ written so that no path and no content ends in a traceback or a hang.
 
 from __future__ import annotations
 
-from .paths import UserFileError, file_kind, shown_path
+from .paths import FILE, FOLDER, UserFileError, file_kind, shown_path
 from .reading import MAX_JSON_DEPTH, MAX_READ_BYTES, read_json, read_json_lines, read_text
 from .writing import check_writable_folder, ensure_folder, remove_file, write_text
 
 __all__ = [
+    "FILE",
+    "FOLDER",
     "MAX_JSON_DEPTH",
     "MAX_READ_BYTES",
     "UserFileError",

@@ -29,6 +29,9 @@ _REASONS = {
 }
 
 
+FOLDER, FILE = "a folder", "a file"  # what file_kind says of the two kinds mlcc expects
+
+
 class UserFileError(Exception):
     """A user's file or folder that cannot be read or written; the message is one line that
     names it and says why."""
@@ -58,19 +61,19 @@ def refusal(label: str, path: Path | str, reason: str) -> UserFileError:
 def mode_kind(mode: int) -> str:
     """What a file of `mode` is, for `is <kind>, not a file` lines."""
     if stat.S_ISDIR(mode):
-        return "a folder"
+        return FOLDER
     if stat.S_ISFIFO(mode):
         return "a FIFO (named pipe)"
     if stat.S_ISSOCK(mode):
         return "a socket"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         return "a device"
-    return "a regular file" if stat.S_ISREG(mode) else "not a regular file"
+    return FILE if stat.S_ISREG(mode) else "not a regular file"
 
 
-def file_kind(path: Path) -> str | None:
-    """What is at `path` (following links): `a folder`, `a regular file`, `a FIFO (named pipe)`,
-    ...; None when nothing is there. A name the file system refuses is UserFileError."""
+def file_kind(path: Path, label: str = "") -> str | None:
+    """What is at `path` (following links): FOLDER, FILE, `a FIFO (named pipe)`, ...; None when
+    nothing is there. A name the file system refuses is UserFileError (`label path: why`)."""
     try:
         return mode_kind(os.stat(path).st_mode)
     except FileNotFoundError:
@@ -78,4 +81,4 @@ def file_kind(path: Path) -> str | None:
     except OSError as error:
         if error.errno == errno.ENOTDIR:
             return None
-        raise refusal("", path, os_reason(error)) from None
+        raise refusal(label, path, os_reason(error)) from None

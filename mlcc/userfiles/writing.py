@@ -16,15 +16,16 @@ import stat
 from contextlib import suppress
 from pathlib import Path
 
+from .paths import FILE as _FILE
+from .paths import FOLDER as _FOLDER
 from .paths import UserFileError, file_kind, os_reason, refusal
 
-_FOLDER, _FILE = "a folder", "a regular file"
 _temporary_names = itertools.count()
 
 
 def ensure_folder(path: Path, label: str = "") -> None:
     """`path` as a folder (created with its parents if missing), or UserFileError."""
-    kind = file_kind(path)
+    kind = file_kind(path, label)
     if kind == _FOLDER:
         return
     if kind is not None:
@@ -52,7 +53,7 @@ def check_writable_folder(path: Path, label: str = "") -> None:
 def write_text(path: Path, text: str, label: str = "") -> None:
     """Write `text` (UTF-8, newlines as given) to `path` in one step, or UserFileError."""
     target = Path(os.path.realpath(path)) if os.path.islink(path) else path
-    kind = file_kind(target)
+    kind = file_kind(target, label)
     if kind not in (None, _FILE):
         raise refusal(label, path, f"is {kind}, not a file; move it away or choose another path")
     mode = stat.S_IMODE(os.stat(target).st_mode) if kind == _FILE else None
