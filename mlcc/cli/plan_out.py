@@ -11,6 +11,7 @@ one safe writer (mlcc.userfiles), every failure is one `UserFileError` line nami
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -60,6 +61,8 @@ def check_out_dir(out: Path) -> None:
             raise UserFileError(
                 f"--out {shown_path(out)}: {where}; give a folder (default {DEFAULT_OUT})"
             )
+        if not os.access(candidate, os.W_OK | os.X_OK):  # the write would fail after the run
+            raise UserFileError(f"--out {shown_path(out)}: no permission to write in {candidate}")
         break
     owned_manifests(out)
 

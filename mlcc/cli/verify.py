@@ -209,7 +209,7 @@ def kube_access_error(
         f"{f' --kubeconfig {kubeconfig}' if kubeconfig else ''}"
     )
     return (
-        f"mlcc verify: cannot configure Kubernetes access from kubeconfig {path}: {reason}; "
+        f"mlcc verify: error: cannot configure Kubernetes access from kubeconfig {path}: {reason}; "
         f"write it with: {write_it}"
     )
 
