@@ -61,9 +61,10 @@ def load_prompts(path: Path) -> list[Prompt]:
         records = read_json_lines(path, "--prompts")
     except UserFileError as error:
         raise PromptFileError(str(error)) from None
-    prompts = [_parse_record(f"{shown_path(path)}:{number}", r) for number, r in records]
+    where = f"--prompts {shown_path(path)}"
+    prompts = [_parse_record(f"{where}:{number}", record) for number, record in records]
     if not prompts:
-        raise PromptFileError(f"{shown_path(path)}: no prompts")
+        raise PromptFileError(f"{where}: no prompts")
     return prompts
 
 

@@ -12,8 +12,10 @@ from typing import Any
 
 from mlcc.bench.stats import LATENCY_KEYS
 from mlcc.userfiles import (
+    FILE,
     FOLDER,
     UserFileError,
+    check_writable_folder,
     ensure_folder,
     file_kind,
     read_json,
@@ -142,6 +144,19 @@ def _per_request_problem(rows: Any) -> str | None:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def check_out(out_dir: Path, plot: bool) -> None:
+    """Before the run, so that its results are kept: `out_dir` is a folder mlcc can write in,
+    and what it will write there (bench.json, latency.png) is a file or nothing yet."""
+    check_writable_folder(out_dir, "--out")
+    for name in ("bench.json", "latency.png") if plot else ("bench.json",):
+        kind = file_kind(out_dir / name, "--out")
+        if kind not in (None, FILE):
+            raise UserFileError(
+                f"--out {shown_path(out_dir / name)}: is {kind}, not a file; move it away or "
+                "choose another --out"
+            )
 
 
 def write_json(out_dir: Path, run: Mapping[str, Any]) -> Path:

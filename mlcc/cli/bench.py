@@ -19,7 +19,7 @@ from mlcc.bench import access, prompts, report, runner, stats
 from mlcc.bench.prometheus import Sample
 from mlcc.bench.speculative import speculative_figures
 from mlcc.engine_contract.values import printable
-from mlcc.userfiles import UserFileError, check_writable_folder
+from mlcc.userfiles import UserFileError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 PROG = "mlcc bench"
@@ -144,7 +144,7 @@ def _plan(args: argparse.Namespace) -> Plan:
         raise UsageError("give --url BASE_URL, --sagemaker-endpoint NAME or --stack NAME")
     if args.plot and not report.plot_available():
         raise UsageError("--plot needs matplotlib: pip install 'mlcc-hyperpod[plot]'")
-    check_writable_folder(args.out, "--out")  # before the run, so that its results are kept
+    report.check_out(args.out, args.plot)  # before the run, so that its results are kept
     stack = _stack_endpoint(args) if args.stack else None
     model = args.model or (stack.model if stack else None)
     if not model:
