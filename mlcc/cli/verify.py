@@ -42,6 +42,7 @@ from mlcc.deploy.verify import (
 from mlcc.deploy.waiter import WaitSettings
 from mlcc.engine_contract.values import printable, shown_value
 from mlcc.stackfiles import resolve as stackfiles
+from mlcc.userfiles import shown_path
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -201,8 +202,12 @@ def kube_access_error(
     kubeconfig: str | None, stack: str, region: str | None, error: Exception
 ) -> str:
     """One line: which kubeconfig failed, why, and the command that writes a working one."""
-    path = kubeconfig or os.environ.get("KUBECONFIG") or str(Path("~/.kube/config").expanduser())
+    path = shown_path(
+        kubeconfig or os.environ.get("KUBECONFIG") or str(Path("~/.kube/config").expanduser())
+    )
     reason = " ".join(str(error).split()) or type(error).__name__
+    # The reader's line names the file too: said once is enough.
+    reason = reason.removeprefix(f"kubeconfig {path}").removeprefix(":").strip() or reason
     write_it = (
         f'aws eks update-kubeconfig --name "$(pulumi stack output eksClusterName --stack {stack})"'
         f"{f' --region {region}' if region else ''}"
