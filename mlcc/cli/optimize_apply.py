@@ -105,7 +105,7 @@ def write_stack_keys(path: Path, values: Mapping[str, str | int]) -> list[str]:
     new_text, changes = set_config_keys(text, values)
     if new_text != text:
         try:
-            write_text(path, new_text)
+            write_text(path, new_text, follow_link=True)
         except UserFileError as error:
             raise Refusal(f"{error}; nothing applied") from None
     return changes

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -161,4 +162,12 @@ def write_plan(
     text = json.dumps(plan, indent=2, ensure_ascii=False, default=asset_json) + "\n"
     write_file(out / PLAN_FILE, text, "--out")
     for stale in sorted(owned - {m.name for m in files}):
-        remove_file(folder / stale, "--out")
+        if _is_plain_file(folder / stale):  # what a user put there since (a folder, ...) stays
+            remove_file(folder / stale, "--out")
+
+
+def _is_plain_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False

@@ -3,8 +3,9 @@
 `write_text` writes a temporary file beside the target and renames it over the target in one
 step: an interrupted run leaves the old file or the new one, never half of one. A target that is
 anything but a regular file (a FIFO, a folder, a device) is refused, not replaced; a symbolic
-link is followed, so the file it points to is rewritten and the link stays; a rewritten file
-keeps its permission bits. Every failure is one UserFileError line naming the path.
+link is replaced, or, for a user's own file, followed (the file it points to is rewritten and
+the link stays); a rewritten file keeps its permission bits. Every failure is one
+UserFileError line naming the path.
 """
 
 from __future__ import annotations
@@ -50,9 +51,12 @@ def check_writable_folder(path: Path, label: str = "") -> None:
         raise refusal(label, path, f"cannot write in this folder: {os_reason(error)}") from None
 
 
-def write_text(path: Path, text: str, label: str = "") -> None:
-    """Write `text` (UTF-8, newlines as given) to `path` in one step, or UserFileError."""
-    target = Path(os.path.realpath(path)) if os.path.islink(path) else path
+def write_text(path: Path, text: str, label: str = "", *, follow_link: bool = False) -> None:
+    """Write `text` (UTF-8, newlines as given) to `path` in one step, or UserFileError.
+
+    A symbolic link at `path` is replaced by the file, unless `follow_link` (a user's own file,
+    such as the stack file `mlcc optimize --apply` edits): then the file it points to is."""
+    target = Path(os.path.realpath(path)) if follow_link and os.path.islink(path) else path
     kind = file_kind(target, label)
     if kind not in (None, _FILE):
         raise refusal(label, path, f"is {kind}, not a file; move it away or choose another path")

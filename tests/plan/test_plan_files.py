@@ -220,3 +220,32 @@ def test_a_fifo_as_the_stack_file_is_refused_without_blocking(tmp_path: Path) ->
     assert_one_clean_error(outcome, naming=f"{stack}: is a FIFO (named pipe), not a file")
     assert outcome.code == 2
     assert os.path.exists(stack)
+
+
+def test_a_link_at_a_manifest_is_replaced_never_followed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    assert plan(capsys, "--out", str(out)).code == 0
+    elsewhere = written(tmp_path, "precious.txt", "not a manifest\n")
+    first = out / "manifests" / manifest_names(out)[0]
+    first.unlink()
+    first.symlink_to(elsewhere)
+    assert plan(capsys, "--out", str(out)).code == 0
+    assert not first.is_symlink() and first.read_text().startswith("apiVersion:")
+    assert elsewhere.read_text() == "not a manifest\n"
+
+
+def test_a_plan_json_from_before_the_manifest_list_still_owns_its_manifests(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    assert plan(capsys, "--stack", "multi", "--out", str(out)).code == 0
+    document = json.loads((out / "plan.json").read_text())
+    multi = document.pop("manifests")
+    (out / "plan.json").write_text(json.dumps(document))  # as an older mlcc wrote it
+    mine = written(out / "manifests", "00-mine.yaml", "kind: Mine\n")
+    assert plan(capsys, "--stack", "dev", "--out", str(out)).code == 0
+    present = {p.name for p in (out / "manifests").iterdir()}
+    assert present == {*manifest_names(out), mine.name}
+    assert set(multi) - present, "the multi stack's extra manifests were removed"
