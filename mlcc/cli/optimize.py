@@ -230,7 +230,9 @@ def _wait_and_show(client: SageMakerClient, job: str, minutes: int, deps: Deps) 
             sleep=deps.sleep,
             stop=lambda: api.stop_job(client, job),
             backoff=deps.backoff,
-            on_progress=lambda progress: print(progress.render(), file=deps.err, flush=True),
+            on_progress=lambda progress: print(
+                printable(progress.render()), file=deps.err, flush=True
+            ),
         )
     except KeyboardInterrupt:
         print(f"\ninterrupted: {job} keeps running on SageMaker.", file=deps.err)

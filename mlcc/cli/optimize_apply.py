@@ -20,6 +20,7 @@ from mlcc.cli.optimize_context import (
     stack_engine,
     stack_path,
 )
+from mlcc.engine_contract.values import printable
 from mlcc.recommendation.parsing import JobStatus, RecommendedSpeculation, top_recommendation
 from mlcc.stackfiles.edit import set_config_keys
 from mlcc.userfiles import UserFileError, write_text
@@ -49,15 +50,15 @@ def apply_result(args: argparse.Namespace, deps: Deps) -> int:
     owner = api.stack_of(client, response)
     if owner != args.stack:
         started_for = f"stack {owner}" if owner else "no stack of this project"
-        print(f"note: {job} was started for {started_for}", file=deps.err)
+        print(printable(f"note: {job} was started for {started_for}"), file=deps.err)
     top = top_recommendation(response)
     values = _speculative_values(top, config, path.name)
     changes = write_stack_keys(path, values)
     print(f"applied the top recommendation of {job} to {path.name}:", file=deps.out)
     for line in changes:
-        print(f"  {line}", file=deps.out)
+        print(f"  {printable(line)}", file=deps.out)
     for note in top.notes:
-        print(f"  note: {note}", file=deps.out)
+        print(f"  note: {printable(note)}", file=deps.out)
     print(
         "explicit hp:speculative* keys win over hp:optimize; check with `mlcc plan`", file=deps.out
     )

@@ -38,10 +38,6 @@ __all__ = ["CR_TYPE", "ordered", "run", "speculative_flags"]
 ordered = plan_report.ordered
 
 
-class UsageError(Exception):
-    pass
-
-
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "plan",
@@ -114,12 +110,7 @@ def run(args: argparse.Namespace) -> int:
         project = stackfiles.load_project(project_dir)
         stack_config = stackfiles.load_stack(project_dir, args.stack)
         values = stackfiles.resolve(project, stack_config, stack=args.stack, overrides=overrides)
-    except (
-        UsageError,
-        UserFileError,
-        stackfiles.StackFileError,
-        stackfiles.OverrideError,
-    ) as error:
+    except (UserFileError, stackfiles.StackFileError, stackfiles.OverrideError) as error:
         return _usage_error(str(error))
     except stackfiles.StackConfigError as error:
         return _config_errors(_every_problem(error, args.stack))

@@ -3,6 +3,7 @@ call, never a traceback or a hang; `--apply` rewrites the file in one step, keep
 
 from __future__ import annotations
 
+import io
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +13,7 @@ from hostile_files import a_folder, assert_one_clean_error, fifo, run_mlcc, writ
 from test_optimize_cli import STACK_FILE
 
 from mlcc.cli.optimize_apply import write_stack_keys
+from mlcc.cli.optimize_output import print_job_report
 
 STACK_FILES: dict[str, Callable[[Path], Path]] = {
     "a FIFO": lambda project: fifo(project, "Pulumi.dev.yaml"),
@@ -45,3 +47,14 @@ def test_apply_writes_through_a_symlink_and_keeps_the_files_mode(tmp_path: Path)
     assert link.is_symlink() and "hp:speculativeNumTokens: 5" in real.read_text()
     assert real.stat().st_mode & 0o777 == 0o640
     assert [p.name for p in real.parent.iterdir()] == ["Pulumi.dev.yaml"]  # no temporary left
+
+
+def test_the_services_reasons_are_printed_with_control_characters_escaped() -> None:
+    out = io.StringIO()
+    response = {
+        "AIRecommendationJobName": "job\x1b[2J",
+        "AIRecommendationJobStatus": "Failed",
+        "FailureReason": "bad\ninput\u202e",
+    }
+    print_job_report(response, out, as_json=False)
+    assert out.getvalue() == "job\\x1b[2J: Failed: bad\\ninput\\u202e\n"
