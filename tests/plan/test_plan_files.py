@@ -249,3 +249,13 @@ def test_a_plan_json_from_before_the_manifest_list_still_owns_its_manifests(
     present = {p.name for p in (out / "manifests").iterdir()}
     assert present == {*manifest_names(out), mine.name}
     assert set(multi) - present, "the multi stack's extra manifests were removed"
+
+
+@pytest.mark.parametrize("segment", [".a", "[0]", '["x.y"]'])
+def test_a_set_path_deeper_than_a_value_may_nest_is_one_short_usage_line(
+    capsys: pytest.CaptureFixture[str], segment: str
+) -> None:
+    outcome = plan(capsys, "--set", f"hp:tags{segment * 5000}=1")
+    assert_one_clean_error(outcome, naming="--set hp:tags")
+    assert outcome.code == 2 and "a path of more than 32 segments" in outcome.err
+    assert len(outcome.err) < 400
