@@ -49,8 +49,9 @@ class Manifest:
 
 
 def check_out_dir(out: Path) -> None:
-    """Before any work: the nearest existing folder on the way to `out` is a folder, and a
-    plan.json already in `out` is one mlcc wrote (else UserFileError)."""
+    """Before any work: the nearest existing folder on the way to `out` is a folder mlcc may
+    write in, `out/manifests` a folder (or nothing yet), and a plan.json already in `out` one
+    mlcc wrote (else UserFileError)."""
     for candidate in (out, *out.parents):
         kind = file_kind(candidate, "--out")
         if kind is None:
@@ -65,6 +66,11 @@ def check_out_dir(out: Path) -> None:
         if not os.access(candidate, os.W_OK | os.X_OK):  # the write would fail after the run
             raise UserFileError(f"--out {shown_path(out)}: no permission to write in {candidate}")
         break
+    manifests_kind = file_kind(out / MANIFESTS, "--out")
+    if manifests_kind not in (None, FOLDER):
+        raise UserFileError(
+            f"--out {shown_path(out / MANIFESTS)}: is {manifests_kind}, not a folder"
+        )
     owned_manifests(out)
 
 
