@@ -71,6 +71,19 @@ def _without_permission_override() -> None:
             raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
 
 
+def run_python(code: str, *, permission_bits: bool = False) -> subprocess.CompletedProcess[str]:
+    """`python -c code` (with the repository importable), held to permission bits if asked."""
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+        preexec_fn=_without_permission_override if permission_bits and os.geteuid() == 0 else None,
+    )
+
+
 def honours_permission_bits(path: Path) -> bool:
     """Whether a command run with permission_bits=True is refused reading `path` (a check
     that the simulation holds, so a test never passes for the wrong reason)."""

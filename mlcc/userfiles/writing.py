@@ -4,8 +4,9 @@
 step: an interrupted run leaves the old file or the new one, never half of one. A target that is
 anything but a regular file (a FIFO, a folder, a device) is refused, not replaced; a symbolic
 link is replaced, or, for a user's own file, followed (the file it points to is rewritten and
-the link stays); a rewritten file keeps its permission bits. Every failure is one
-UserFileError line naming the path.
+the link stays); a file the user may not write (read-only) is refused, as an open for writing
+would be, though a rename could replace it; a rewritten file keeps its permission bits. Every
+failure is one UserFileError line naming the path.
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ def write_text(path: Path, text: str, label: str = "", *, follow_link: bool = Fa
     kind = file_kind(target, label)
     if kind not in (None, _FILE):
         raise refusal(label, path, f"is {kind}, not a file; move it away or choose another path")
+    if kind == _FILE and not os.access(target, os.W_OK):  # a rename would bypass the mode
+        raise refusal(label, path, "cannot write it: permission denied (the file is read-only)")
     mode = stat.S_IMODE(os.stat(target).st_mode) if kind == _FILE else None
     temporary = _temporary_beside(target)
     try:

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hostile_files import fifo, odd_contents, written
+from hostile_files import fifo, odd_contents, run_python, written
 from hypothesis import given
 
 from mlcc.userfiles import (
@@ -96,3 +96,23 @@ def test_a_name_too_long_and_a_file_on_the_way_are_refused_by_the_folder_checks(
         check_writable_folder(file / "below", "--out")
     check_writable_folder(tmp_path / "a" / "b", "--out")
     assert (tmp_path / "a" / "b").is_dir() and not os.listdir(tmp_path / "a" / "b")
+
+
+def test_a_read_only_file_is_not_replaced(tmp_path: Path) -> None:
+    """A rename would replace it whatever its mode: the writer refuses as an open would. Root
+    may write anything, so the writer runs without root's override of permission bits."""
+    target = written(tmp_path, "Pulumi.dev.yaml", "config: {}\n")
+    target.chmod(0o444)
+    code = (
+        "from pathlib import Path\n"
+        "from mlcc.userfiles import UserFileError, write_text\n"
+        "try:\n"
+        f"    write_text(Path({str(target)!r}), 'replaced')\n"
+        "except UserFileError as error:\n"
+        "    print(error)\n"
+    )
+    printed = run_python(code, permission_bits=True)
+    assert (
+        printed.stdout == f"{target}: cannot write it: permission denied (the file is read-only)\n"
+    )
+    assert target.read_text() == "config: {}\n"
