@@ -158,6 +158,7 @@ def test_the_package_has_no_import_cycles() -> None:
 PACKAGE_RANKS = {
     "engine_contract": 0,
     "serving": 1,
+    "userfiles": 1,
     "stackfiles": 2,
     "config": 3,
     "manifest": 4,

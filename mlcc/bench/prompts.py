@@ -3,10 +3,11 @@ line, optionally with `max_tokens` or `output_tokens`) or the built-in set below
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from mlcc.userfiles import UserFileError, read_json_lines, shown_path
 
 _CONTEXT = (
     "Speculative decoding lets a small draft model propose several tokens that the large target "
@@ -30,6 +31,10 @@ BUILT_IN_PROMPTS: tuple[str, ...] = (
 )
 
 
+# Far above any model's context; a bigger figure in a prompt file is a typo, not a request.
+MAX_PROMPT_TOKENS = 10**9
+
+
 class PromptFileError(ValueError):
     pass
 
@@ -50,29 +55,31 @@ def built_in_prompts() -> list[Prompt]:
 
 
 def load_prompts(path: Path) -> list[Prompt]:
+    """The prompts of a JSONL file, read by mlcc.userfiles (a FIFO, a folder, not UTF-8, JSON
+    nested too deep or with numbers of thousands of digits: one line naming the file)."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise PromptFileError(f"cannot read {path}: {error}") from None
-    prompts = [
-        _parse_line(path, number, line) for number, line in enumerate(lines, 1) if line.strip()
-    ]
+        records = read_json_lines(path, "--prompts")
+    except UserFileError as error:
+        raise PromptFileError(str(error)) from None
+    where = f"--prompts {shown_path(path)}"
+    prompts = [_parse_record(f"{where}:{number}", record) for number, record in records]
     if not prompts:
-        raise PromptFileError(f"{path}: no prompts")
+        raise PromptFileError(f"{where}: no prompts")
     return prompts
 
 
-def _parse_line(path: Path, number: int, line: str) -> Prompt:
-    where = f"{path}:{number}"
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as error:
-        raise PromptFileError(f"{where}: not JSON ({error.msg})") from None
+def _parse_record(where: str, record: Any) -> Prompt:
     if not isinstance(record, dict):
         raise PromptFileError(f"{where}: expected a JSON object")
     max_tokens = record.get("max_tokens", record.get("output_tokens"))
-    if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
-        raise PromptFileError(f"{where}: max_tokens must be a positive whole number")
+    if max_tokens is not None and (
+        not isinstance(max_tokens, int)
+        or isinstance(max_tokens, bool)
+        or not 1 <= max_tokens <= MAX_PROMPT_TOKENS
+    ):
+        raise PromptFileError(
+            f"{where}: max_tokens must be a whole number from 1 to {MAX_PROMPT_TOKENS:,}"
+        )
     if isinstance(record.get("prompt"), str) and record["prompt"]:
         return Prompt(prompt=record["prompt"], max_tokens=max_tokens)
     messages = record.get("messages")

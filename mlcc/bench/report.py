@@ -11,6 +11,17 @@ from pathlib import Path
 from typing import Any
 
 from mlcc.bench.stats import LATENCY_KEYS
+from mlcc.userfiles import (
+    FILE,
+    FOLDER,
+    UserFileError,
+    check_writable_folder,
+    ensure_folder,
+    file_kind,
+    read_json,
+    shown_path,
+    write_text,
+)
 
 _ROWS = (
     ("TTFT p50 (ms)", "ttft_ms", "p50"),
@@ -88,23 +99,71 @@ def _short(label: str) -> str:
 
 
 def load_baseline(path: Path) -> dict[str, Any]:
-    file = path / "bench.json" if path.is_dir() else path
+    """`--baseline`: a bench.json (or the folder holding one), read by mlcc.userfiles."""
     try:
-        run = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as error:
-        raise BaselineError(f"--baseline: cannot read {file}: {error}") from None
-    except json.JSONDecodeError as error:
-        raise BaselineError(f"--baseline: {file} is not JSON ({error.msg})") from None
+        file = path / "bench.json" if file_kind(path, "--baseline") == FOLDER else path
+        run = read_json(file, "--baseline")
+    except UserFileError as error:
+        raise BaselineError(str(error)) from None
+    problem = _baseline_problem(run)
+    if problem is not None:
+        raise BaselineError(f"--baseline {shown_path(file)}: is not a bench.json ({problem})")
+    return dict(run)
+
+
+def _baseline_problem(run: Any) -> str | None:
+    """Why `run` is not a bench.json whose figures the comparison can show, or None."""
+    if not isinstance(run, dict):
+        return "not a JSON object"
     missing = [k for k in (*LATENCY_KEYS, "output_tokens_per_s", "label") if k not in run]
-    if not isinstance(run, dict) or missing:
-        raise BaselineError(f"--baseline: {file} is not a bench.json (missing {missing})")
-    return run
+    if missing:
+        return f"missing {', '.join(missing)}"
+    if not isinstance(run["label"], str):
+        return "its label is not a string"
+    for _, key, field in _ROWS:
+        if field and run.get(key) is not None and not isinstance(run.get(key), Mapping):
+            return f"{key} is not an object"
+        value = figure(run, key, field)
+        if value is not None and not _is_number(value):
+            return f"{key}{'.' + field if field else ''} is not a number"
+    return _per_request_problem(run.get("per_request"))
+
+
+def _per_request_problem(rows: Any) -> str | None:
+    """The per-request figures the plot reads: a list of objects with numbers (or null)."""
+    if rows is None:
+        return None
+    if not isinstance(rows, list) or not all(isinstance(r, Mapping) for r in rows):
+        return "per_request is not a list of objects"
+    for row in rows:
+        for key in ("ttft_ms", "itl_ms"):
+            if row.get(key) is not None and not _is_number(row[key]):
+                return f"per_request {key} is not a number"
+    return None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def check_out(out_dir: Path, plot: bool) -> None:
+    """Before the run, so that its results are kept: `out_dir` is a folder mlcc can write in,
+    and what it will write there (bench.json, latency.png) is a file or nothing yet."""
+    check_writable_folder(out_dir, "--out")
+    for name in ("bench.json", "latency.png") if plot else ("bench.json",):
+        kind = file_kind(out_dir / name, "--out")
+        if kind not in (None, FILE):
+            raise UserFileError(
+                f"--out {shown_path(out_dir / name)}: is {kind}, not a file; move it away or "
+                "choose another --out"
+            )
 
 
 def write_json(out_dir: Path, run: Mapping[str, Any]) -> Path:
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """DIR/bench.json, through the one safe writer (UserFileError naming the path)."""
+    ensure_folder(out_dir, "--out")
     path = out_dir / "bench.json"
-    path.write_text(json.dumps(run, indent=2) + "\n", encoding="utf-8")
+    write_text(path, json.dumps(run, indent=2) + "\n", "--out")
     return path
 
 

@@ -18,6 +18,8 @@ from urllib.parse import urlsplit
 from mlcc.bench import access, prompts, report, runner, stats
 from mlcc.bench.prometheus import Sample
 from mlcc.bench.speculative import speculative_figures
+from mlcc.engine_contract.values import printable
+from mlcc.userfiles import UserFileError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 PROG = "mlcc bench"
@@ -120,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         plan = _plan(args)
         return _bench(args, plan)
-    except UsageError as error:
+    except (UsageError, UserFileError) as error:
         return _fail(str(error), EXIT_USAGE)
     except (runner.TargetError, report.BaselineError, prompts.PromptFileError) as error:
         return _fail(str(error), EXIT_FAILED)
@@ -129,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _fail(message: str, code: int) -> int:
-    print(f"{PROG}: error: {message}", file=sys.stderr)
+    print(f"{PROG}: error: {printable(message)}", file=sys.stderr)
     return code
 
 
@@ -142,6 +144,7 @@ def _plan(args: argparse.Namespace) -> Plan:
         raise UsageError("give --url BASE_URL, --sagemaker-endpoint NAME or --stack NAME")
     if args.plot and not report.plot_available():
         raise UsageError("--plot needs matplotlib: pip install 'mlcc-hyperpod[plot]'")
+    report.check_out(args.out, args.plot)  # before the run, so that its results are kept
     stack = _stack_endpoint(args) if args.stack else None
     model = args.model or (stack.model if stack else None)
     if not model:
@@ -251,7 +254,8 @@ def _scrape_or_warn(urls: list[str], insecure: bool) -> list[Sample] | None:
     try:
         return runner.scrape(urls, verify_tls=not insecure)
     except runner.MetricsUnavailable as error:
-        print(f"{PROG}: warning: no engine metrics ({error}); speculative: null", file=sys.stderr)
+        warning = f"no engine metrics ({error}); speculative: null"
+        print(f"{PROG}: warning: {printable(warning)}", file=sys.stderr)
         return None
 
 
@@ -273,5 +277,5 @@ def _write_and_print(
     lines = report.summary_lines(summary)
     if baseline is not None:
         lines += report.comparison_lines(summary, baseline)
-    print("\n".join(lines))
-    print(f"wrote {path}" + (f" and {plot_path}" if plot_path else ""))
+    lines.append(f"wrote {path}" + (f" and {plot_path}" if plot_path else ""))
+    print("\n".join(printable(line) for line in lines))

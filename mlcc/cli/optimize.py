@@ -51,6 +51,7 @@ from mlcc.config.optimize import (
     parse_optimize_settings,
     validate_timeout,
 )
+from mlcc.engine_contract.values import printable
 from mlcc.recommendation.names import job_name_problem, job_names, stack_name_problem
 from mlcc.recommendation.parsing import JobStatus
 from mlcc.recommendation.polling import JobTimedOut, wait_for_job
@@ -113,13 +114,16 @@ def execute(args: argparse.Namespace, deps: Deps) -> int:
     try:
         return _dispatch(args, deps)
     except UsageError as error:
-        print(f"mlcc optimize: error: {error}", file=deps.err)
+        print(f"mlcc optimize: error: {printable(str(error))}", file=deps.err)
         return USAGE
     except (Refusal, api.UnexpectedReply, StackEditError) as error:
-        print(f"mlcc optimize: {error}", file=deps.err)
+        print(
+            "\n".join(f"mlcc optimize: {printable(line)}" for line in str(error).splitlines()),
+            file=deps.err,
+        )
         return REFUSED
     except (ClientError, BotoCoreError, ResponseParserError) as error:
-        print(f"mlcc optimize: AWS error: {one_line(error)}", file=deps.err)
+        print(f"mlcc optimize: AWS error: {printable(one_line(error))}", file=deps.err)
         return REFUSED
     except KeyboardInterrupt:
         print("\nmlcc optimize: interrupted", file=deps.err)
@@ -226,7 +230,9 @@ def _wait_and_show(client: SageMakerClient, job: str, minutes: int, deps: Deps) 
             sleep=deps.sleep,
             stop=lambda: api.stop_job(client, job),
             backoff=deps.backoff,
-            on_progress=lambda progress: print(progress.render(), file=deps.err, flush=True),
+            on_progress=lambda progress: print(
+                printable(progress.render()), file=deps.err, flush=True
+            ),
         )
     except KeyboardInterrupt:
         print(f"\ninterrupted: {job} keeps running on SageMaker.", file=deps.err)

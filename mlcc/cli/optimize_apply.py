@@ -14,13 +14,16 @@ from mlcc.cli.optimize_context import (
     UsageError,
     config_value,
     describe_or_refuse,
+    read_stack_text,
     sagemaker_client,
     stack_config,
     stack_engine,
     stack_path,
 )
+from mlcc.engine_contract.values import printable
 from mlcc.recommendation.parsing import JobStatus, RecommendedSpeculation, top_recommendation
 from mlcc.stackfiles.edit import set_config_keys
+from mlcc.userfiles import UserFileError, write_text
 
 if TYPE_CHECKING:
     from mypy_boto3_sagemaker.client import SageMakerClient
@@ -47,15 +50,15 @@ def apply_result(args: argparse.Namespace, deps: Deps) -> int:
     owner = api.stack_of(client, response)
     if owner != args.stack:
         started_for = f"stack {owner}" if owner else "no stack of this project"
-        print(f"note: {job} was started for {started_for}", file=deps.err)
+        print(printable(f"note: {job} was started for {started_for}"), file=deps.err)
     top = top_recommendation(response)
     values = _speculative_values(top, config, path.name)
     changes = write_stack_keys(path, values)
     print(f"applied the top recommendation of {job} to {path.name}:", file=deps.out)
     for line in changes:
-        print(f"  {line}", file=deps.out)
+        print(f"  {printable(line)}", file=deps.out)
     for note in top.notes:
-        print(f"  note: {note}", file=deps.out)
+        print(f"  note: {printable(note)}", file=deps.out)
     print(
         "explicit hp:speculative* keys win over hp:optimize; check with `mlcc plan`", file=deps.out
     )
@@ -97,9 +100,13 @@ def _speculative_values(
 
 
 def write_stack_keys(path: Path, values: Mapping[str, str | int]) -> list[str]:
-    """Set hp:<key> in the stack file, keeping every other byte (comments, order, line endings)."""
-    text = path.read_bytes().decode("utf-8")
+    """Set hp:<key> in the stack file, keeping every other byte (comments, order, line endings),
+    written in one step by mlcc.userfiles (its permission bits and a symbolic link kept)."""
+    text = read_stack_text(path)
     new_text, changes = set_config_keys(text, values)
     if new_text != text:
-        path.write_bytes(new_text.encode("utf-8"))
+        try:
+            write_text(path, new_text, follow_link=True)
+        except UserFileError as error:
+            raise Refusal(f"{error}; nothing applied") from None
     return changes

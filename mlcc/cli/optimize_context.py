@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from mlcc.config.optimize import DOCUMENTED_REGIONS, ENGINE_FRAMEWORKS
 from mlcc.recommendation.polling import Backoff
+from mlcc.userfiles import UserFileError, file_kind, read_text, shown_path
 
 if TYPE_CHECKING:
     import argparse
@@ -60,19 +61,33 @@ def one_line(error: Exception) -> str:
 
 def stack_path(deps: Deps, stack: str) -> Path:
     path = deps.project_dir / f"Pulumi.{stack}.yaml"
-    if not path.is_file():
-        raise UsageError(f"no stack file {path.name} in {deps.project_dir}")
+    try:
+        kind = file_kind(path)
+    except UserFileError as error:
+        raise UsageError(str(error)) from None
+    if kind is None:
+        raise UsageError(f"no stack file {path.name} in {shown_path(deps.project_dir)}")
     return path
+
+
+def read_stack_text(path: Path) -> str:
+    """The stack file's text (mlcc.userfiles: a FIFO, a folder, not UTF-8 are one line)."""
+    try:
+        return read_text(path)
+    except UserFileError as error:
+        raise UsageError(str(error)) from None
 
 
 def stack_config(deps: Deps, stack: str) -> Mapping[str, Any]:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
+    text = read_stack_text(stack_path(deps, stack))
     try:
-        document = YAML(typ="safe").load(stack_path(deps, stack).read_text()) or {}
-    except YAMLError as error:
-        raise UsageError(f"Pulumi.{stack}.yaml is not valid YAML: {one_line(error)}") from None
+        document = YAML(typ="safe").load(text) or {}
+    except (YAMLError, RecursionError) as error:
+        reason = "nested too deeply" if isinstance(error, RecursionError) else one_line(error)
+        raise UsageError(f"Pulumi.{stack}.yaml is not valid YAML: {reason}") from None
     config = document.get("config") if isinstance(document, Mapping) else None
     config = {} if config is None else config
     if not isinstance(config, Mapping):

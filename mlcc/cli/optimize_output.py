@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
+from mlcc.engine_contract.values import printable
 from mlcc.recommendation.parsing import JobStatus, RecommendedSpeculation, parse_recommendations
 
 if TYPE_CHECKING:
@@ -22,12 +23,12 @@ def print_job_list(jobs: Sequence[JobSummary], out: TextIO, *, as_json: bool) ->
         print(json.dumps(rows, indent=2), file=out)
         return
     if not jobs:
-        print("no recommendation jobs", file=out)
+        _emit(out, "no recommendation jobs")
         return
     width = max(len(job.name) for job in jobs)
-    print(f"{'JOB':<{width}}  {'STATUS':<10}  CREATED", file=out)
+    _emit(out, f"{'JOB':<{width}}  {'STATUS':<10}  CREATED")
     for job in jobs:
-        print(f"{job.name:<{width}}  {job.status:<10}  {_iso(job.created)}", file=out)
+        _emit(out, f"{job.name:<{width}}  {job.status:<10}  {_iso(job.created)}")
 
 
 def print_job_report(response: Mapping[str, Any], out: TextIO, *, as_json: bool) -> str:
@@ -45,11 +46,11 @@ def print_job_report(response: Mapping[str, Any], out: TextIO, *, as_json: bool)
         }
         print(json.dumps(document, indent=2), file=out)
         return status
-    print(f"{name}: {status}" + (f": {failure}" if failure else ""), file=out)
+    _emit(out, f"{name}: {status}" + (f": {failure}" if failure else ""))
     if status in (JobStatus.IN_PROGRESS, JobStatus.STOPPING):
-        print(f"  not finished; wait with: mlcc optimize --wait --job {name}", file=out)
+        _emit(out, f"  not finished; wait with: mlcc optimize --wait --job {name}")
     if status == JobStatus.COMPLETED and not recommendations:
-        print("  the job returned no recommendations", file=out)
+        _emit(out, "  the job returned no recommendations")
     for index, item in enumerate(recommendations, start=1):
         _print_recommendation(index, item, out)
     return status
@@ -57,21 +58,28 @@ def print_job_report(response: Mapping[str, Any], out: TextIO, *, as_json: bool)
 
 def _print_recommendation(index: int, item: RecommendedSpeculation, out: TextIO) -> None:
     top = " (top)" if index == 1 else ""
-    print(f"\nrecommendation {index}{top}: {item.description or '(no description)'}", file=out)
+    _emit(out, "")
+    _emit(out, f"recommendation {index}{top}: {item.description or '(no description)'}")
     if item.instance_type:
-        print(f"  instance:       {item.instance_type}", file=out)
+        _emit(out, f"  instance:       {item.instance_type}")
     if item.expected_performance:
         performance = "; ".join(m.render() for m in item.expected_performance)
-        print(f"  expected:       {performance}", file=out)
-    print(f"  optimizations:  {', '.join(item.optimization_types) or 'none'}", file=out)
-    print(f"  speculative:    {item.summary()}", file=out)
+        _emit(out, f"  expected:       {performance}")
+    _emit(out, f"  optimizations:  {', '.join(item.optimization_types) or 'none'}")
+    _emit(out, f"  speculative:    {item.summary()}")
     if item.optimization_config:
-        print(f"  raw config:     {json.dumps(dict(item.optimization_config))}", file=out)
+        _emit(out, f"  raw config:     {json.dumps(dict(item.optimization_config))}")
     for note in item.notes:
-        print(f"  note:           {note}", file=out)
+        _emit(out, f"  note:           {note}")
     if item.model_package_arn:
-        print(f"  model package:  {item.model_package_arn}", file=out)
+        _emit(out, f"  model package:  {item.model_package_arn}")
 
 
 def _iso(value: datetime | None) -> str:
     return value.isoformat() if value else ""
+
+
+def _emit(out: TextIO, line: str) -> None:
+    """One line of the report: the service's names and reasons with control characters escaped
+    (a newline inside a failure reason stays inside its line)."""
+    print(printable(line), file=out)

@@ -7,39 +7,35 @@ prints per resource what changed against the plan.json in DIR instead of the tre
 
 Exit codes: 0 planned; 1 configuration errors (one `error: hp:key: ...` line each, nothing is
 written); 2 usage or file errors (a malformed `--set`, an unreadable stack file, `--out`
-naming a file, no plan.json for `--diff`).
+naming a file, no plan.json for `--diff`; every file through mlcc.userfiles, what `--out` owns
+in mlcc/cli/plan_out.py). Whatever an input held, each printed line is one line: control
+characters are escaped.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
-import shutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
+from mlcc.cli import plan_out
+from mlcc.cli.plan_out import DEFAULT_OUT, PLAN_FILE
+from mlcc.engine_contract.values import printable as _printable
 from mlcc.plan import report as plan_report
 from mlcc.plan.report import CR_TYPE, PlannedResource
+from mlcc.userfiles import UserFileError
 
 if TYPE_CHECKING:
     from mlcc.stackfiles import resolve as stackfiles
 
-DEFAULT_OUT = Path("build/plan")
-PLAN_FILE = "plan.json"
 EXIT_OK, EXIT_CONFIG, EXIT_USAGE = 0, 1, 2
 
 __all__ = ["CR_TYPE", "ordered", "run", "speculative_flags"]
 ordered = plan_report.ordered
-
-
-class UsageError(Exception):
-    pass
 
 
 def register(subparsers: Any) -> None:
@@ -68,7 +64,15 @@ def register(subparsers: Any) -> None:
             "'hp:engineArgs={max-model-len: 8192}' (JSON or YAML flow); KEY= removes the key"
         ),
     )
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=DEFAULT_OUT,
+        help=(
+            f"output folder (default {DEFAULT_OUT}): mlcc owns its {PLAN_FILE} and the files "
+            f"under manifests/ that {PLAN_FILE} lists, and touches nothing else there"
+        ),
+    )
     parser.add_argument(
         "--diff",
         type=Path,
@@ -101,12 +105,12 @@ def run(args: argparse.Namespace) -> int:
     project_dir = Path.cwd()
     try:
         overrides = stackfiles.parse_overrides(args.overrides)
-        _check_out_dir(args.out)
-        baseline = _load_baseline(args.diff) if args.diff else None
+        plan_out.check_out_dir(args.out)
+        baseline = plan_out.load_baseline(args.diff) if args.diff else None
         project = stackfiles.load_project(project_dir)
         stack_config = stackfiles.load_stack(project_dir, args.stack)
         values = stackfiles.resolve(project, stack_config, stack=args.stack, overrides=overrides)
-    except (UsageError, stackfiles.StackFileError, stackfiles.OverrideError) as error:
+    except (UserFileError, stackfiles.StackFileError, stackfiles.OverrideError) as error:
         return _usage_error(str(error))
     except stackfiles.StackConfigError as error:
         return _config_errors(_every_problem(error, args.stack))
@@ -120,19 +124,23 @@ def run(args: argparse.Namespace) -> int:
     outputs = _portable(dict(sorted(program_outputs.items())), project_dir)
     resources = [_portable_resource(r, project_dir) for r in resources]
     try:
-        _write(resources, outputs, args.out)
-    except OSError as error:
-        return _usage_error(f"--out {args.out}: cannot write the plan ({error.strerror})")
+        plan_out.write_plan(args.out, resources, outputs, _asset_json)
+    except UserFileError as error:
+        return _usage_error(str(error))
     try:
         _print_report(args.stack, values.values, resources, outputs, baseline, args.diff)
-        print(f"\nwrote {args.out / PLAN_FILE} and {args.out / 'manifests'}/")
+        print()
+        _print(f"wrote {args.out / PLAN_FILE} and {args.out / plan_out.MANIFESTS}/")
         sys.stdout.flush()
     except BrokenPipeError:  # `mlcc plan | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return EXIT_OK
 
 
-_printable = plan_report.printable
+def _print(line: str) -> None:
+    """One line of the report: whatever a stack value, a name or a path held, control
+    characters are escaped (a name with a newline or an escape sequence stays one line)."""
+    print(_printable(line))
 
 
 def _usage_error(message: str) -> int:
@@ -166,35 +174,6 @@ def _every_problem(error: stackfiles.StackConfigError, stack: str) -> list[str]:
     except config.ConfigError as more:
         lines += [str(p) for p in more.problems if p.key not in reported]
     return lines
-
-
-def _check_out_dir(out: Path) -> None:
-    """The nearest existing folder on the way to `out` must be a folder, not a file."""
-    for candidate in (out, *out.parents):
-        if candidate.exists():
-            if not candidate.is_dir():
-                where = "is a file" if candidate == out else f"is inside the file {candidate}"
-                raise UsageError(f"--out {out}: {where}; give a folder (default {DEFAULT_OUT})")
-            return
-
-
-def _load_baseline(directory: Path) -> list[dict[str, Any]]:
-    path = directory if directory.is_file() else directory / PLAN_FILE
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError(
-            f"--diff {directory}: no {PLAN_FILE} there; write one first with "
-            f"`mlcc plan --out {directory}`"
-        ) from None
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
-        raise UsageError(f"--diff {path}: cannot read it ({type(error).__name__})") from None
-    resources = document.get("resources") if isinstance(document, dict) else None
-    if not isinstance(resources, list) or not all(
-        isinstance(r, dict) and {"type", "name"} <= set(r) for r in resources
-    ):
-        raise UsageError(f"--diff {path}: not a {PLAN_FILE} written by `mlcc plan`")
-    return resources
 
 
 def _evaluate(
@@ -245,21 +224,24 @@ def _print_report(
     for line in plan_report.headline(
         stack, values, resources, speculative_flags, _preflight_lines()
     ):
-        print(line)
+        _print(line)
     if baseline is None:
-        print(f"\nresources ({len(resources)}):")
+        print()
+        _print(f"resources ({len(resources)}):")
         for line in plan_report.tree_lines(resources):
-            print(line)
+            _print(line)
     else:
         changes = plan_report.diff(baseline, [r.as_json() for r in resources])
-        print(f"\nchanges against {diff_dir}: {plan_report.summary(changes)}")
+        print()
+        _print(f"changes against {diff_dir}: {plan_report.summary(changes)}")
         for change in changes:
             for line in change.lines():
-                print(line)
+                _print(line)
     if outputs:
-        print("\noutputs:")
+        print()
+        _print("outputs:")
         for line in plan_report.output_lines(outputs):
-            print(line)
+            _print(line)
 
 
 def _preflight_lines() -> dict[str, tuple[str, ...]]:
@@ -313,25 +295,6 @@ def _portable_resource(resource: PlannedResource, project_dir: Path) -> PlannedR
         _portable(resource.inputs, project_dir),
         resource.custom,
     )
-
-
-def _write(resources: list[PlannedResource], outputs: dict[str, Any], out: Path) -> None:
-    manifests = out / "manifests"
-    if manifests.exists():
-        shutil.rmtree(manifests)
-    manifests.mkdir(parents=True)
-    k8s_objects = [
-        r
-        for r in resources
-        if r.type.startswith("kubernetes:") and r.custom and "apiVersion" in r.inputs
-    ]
-    for index, resource in enumerate(k8s_objects, start=1):
-        kind = str(resource.inputs.get("kind", "object")).lower()
-        path = manifests / f"{index:02d}-{kind}-{resource.name}.yaml"
-        path.write_text(yaml.safe_dump(resource.inputs, sort_keys=False), encoding="utf-8")
-    plan = {"resources": [r.as_json() for r in resources], "outputs": outputs}
-    text = json.dumps(plan, indent=2, ensure_ascii=False, default=_asset_json) + "\n"
-    (out / PLAN_FILE).write_text(text, encoding="utf-8")
 
 
 def _asset_json(value: Any) -> str:

@@ -40,7 +40,9 @@ from mlcc.deploy.verify import (
     worker_container,
 )
 from mlcc.deploy.waiter import WaitSettings
+from mlcc.engine_contract.values import printable, shown_value
 from mlcc.stackfiles import resolve as stackfiles
+from mlcc.userfiles import shown_path
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -144,18 +146,18 @@ def run(
     try:
         config, region = _load_config(args.project_dir, args.stack)
     except UsageError as error:
-        print(f"mlcc verify: error: {error}", file=sys.stderr)
+        print(f"mlcc verify: error: {printable(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     except (stackfiles.StackConfigError, stack_config.ConfigError) as error:
         for problem in error.problems:
-            print(f"error: {problem}", file=sys.stderr)
+            print(f"error: {printable(str(problem))}", file=sys.stderr)
         return EXIT_FAILED
     namespace = args.namespace or config.namespace
     endpoints = [e for e in config.endpoints if args.endpoint in (None, e.name)]
     if not endpoints:
         names = ", ".join(e.name for e in config.endpoints)
         print(
-            f"mlcc verify: error: the stack has no endpoint {args.endpoint!r}; "
+            f"mlcc verify: error: the stack has no endpoint {shown_value(args.endpoint)}; "
             f"choose one of: {names}",
             file=sys.stderr,
         )
@@ -164,7 +166,8 @@ def run(
         factory = api_factory or partial(kubernetes_apis, request_timeout_s=args.request_timeout)
         apis = factory(args.kubeconfig, args.context)
     except Exception as error:  # the client's ConfigException and file errors alike
-        print(kube_access_error(args.kubeconfig, config.stack, region, error), file=sys.stderr)
+        line = kube_access_error(args.kubeconfig, config.stack, region, error)
+        print(printable(line), file=sys.stderr)
         return EXIT_FAILED
     if args.wait:
         minutes = args.timeout or config.deploy_wait.timeout_minutes
@@ -190,8 +193,8 @@ def _verify_one(
         checks = [Check("cluster", False, f"the Kubernetes API's answer is malformed: {reason}")]
     if headed:
         print(f"{endpoint.name}:")
-    for check in checks:
-        print(f"  {check.line}" if headed else check.line)
+    for check in checks:  # details quote the cluster's answers: control characters escaped
+        print(printable(f"  {check.line}" if headed else check.line))
     return all_passed(checks)
 
 
@@ -199,15 +202,19 @@ def kube_access_error(
     kubeconfig: str | None, stack: str, region: str | None, error: Exception
 ) -> str:
     """One line: which kubeconfig failed, why, and the command that writes a working one."""
-    path = kubeconfig or os.environ.get("KUBECONFIG") or str(Path("~/.kube/config").expanduser())
+    path = shown_path(
+        kubeconfig or os.environ.get("KUBECONFIG") or str(Path("~/.kube/config").expanduser())
+    )
     reason = " ".join(str(error).split()) or type(error).__name__
+    # The reader's line names the file too: said once is enough.
+    reason = reason.removeprefix(f"kubeconfig {path}").removeprefix(":").strip() or reason
     write_it = (
         f'aws eks update-kubeconfig --name "$(pulumi stack output eksClusterName --stack {stack})"'
         f"{f' --region {region}' if region else ''}"
         f"{f' --kubeconfig {kubeconfig}' if kubeconfig else ''}"
     )
     return (
-        f"mlcc verify: cannot configure Kubernetes access from kubeconfig {path}: {reason}; "
+        f"mlcc verify: error: cannot configure Kubernetes access from kubeconfig {path}: {reason}; "
         f"write it with: {write_it}"
     )
 

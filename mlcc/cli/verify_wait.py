@@ -19,6 +19,7 @@ from mlcc.deploy.cluster import Cluster
 from mlcc.deploy.snapshot import Target
 from mlcc.deploy.verify import expectation_for
 from mlcc.deploy.waiter import WaitSettings, failures, wait_for_endpoints
+from mlcc.engine_contract.values import printable
 
 
 def minutes(text: str) -> float:
@@ -74,13 +75,13 @@ def wait(
     targets = [Target(namespace, e.name, expectation_for(e)) for e in endpoints]
 
     def progress(_target: Target, line: str) -> None:
-        print(f"mlcc verify: {line}", file=sys.stderr, flush=True)
+        print(f"mlcc verify: {printable(line)}", file=sys.stderr, flush=True)
 
     settings = replace(timings or WaitSettings(), timeout_s=timeout_minutes * 60)
     outcomes = wait_for_endpoints(cluster, targets, settings, progress)
     for line in failures(outcomes):
-        print(f"FAIL wait: {line}")
+        print(f"FAIL wait: {printable(line)}")
     for outcome in outcomes:
         if outcome.serving:
-            print(f"PASS wait: {outcome.message}")
+            print(f"PASS wait: {printable(outcome.message)}")
     return all(o.serving for o in outcomes)

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from mlcc.deploy.snapshot import one_line
+from mlcc.userfiles import UserFileError, read_text, shown_path
 
 EXEC_PLUGIN_TIMEOUT_S = 30.0
 
@@ -152,16 +153,17 @@ def _kubeconfig_dict(kubeconfig: str | Mapping[str, Any] | None) -> tuple[Mappin
         return kubeconfig, Path()
     path = kubeconfig or os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0]
     file = Path(path).expanduser()
-    if file.exists() and not file.is_file():  # a FIFO would block the read forever
-        raise AccessError(f"kubeconfig {file} is not a regular file")
+    try:  # mlcc.userfiles: a FIFO or a folder is refused before a byte is read, never blocks
+        text = read_text(file, "kubeconfig")
+    except UserFileError as error:
+        raise AccessError(str(error)) from None
     try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise AccessError(f"cannot read kubeconfig {file}: {one_line(str(error), 200)}") from None
-    try:
-        return _mapping(yaml.safe_load(text), f"kubeconfig {file}"), file
-    except yaml.YAMLError as error:
-        raise AccessError(f"kubeconfig {file} is not YAML: {one_line(str(error), 200)}") from None
+        return _mapping(yaml.safe_load(text), f"kubeconfig {shown_path(file)}"), file
+    except (yaml.YAMLError, RecursionError) as error:
+        reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
+        raise AccessError(
+            f"kubeconfig {shown_path(file)} is not YAML: {one_line(reason, 200)}"
+        ) from None
 
 
 def _mapping(value: object, what: str) -> Mapping[str, Any]:

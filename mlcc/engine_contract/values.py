@@ -22,6 +22,12 @@ def shown_value(value: str) -> str:
     return repr(value)
 
 
+def printable(text: str) -> str:
+    """Text for one printed line, whatever it held: control and other unprintable characters
+    (newlines, escape sequences, bidi marks) escaped as Python writes them (`\\x1b`, `\\n`)."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def text_problem(value: str) -> str | None:
     """Why `value` cannot travel as an env value or argument: undecodable bytes, NUL."""
     if "\0" in value:

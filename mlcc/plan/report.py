@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mlcc.engine_contract.values import printable
 from mlcc.plan import features
 from mlcc.serving.engines import PINNED_VERSIONS, Engine
 
@@ -261,11 +262,6 @@ def _fit(prefix: str, name: str, type_token: str) -> str:
 # --- outputs --------------------------------------------------------------------------------
 
 UNKNOWN_OUTPUT = "(known after deployment)"
-
-
-def printable(text: str) -> str:
-    """One line whatever the input held: control characters escaped."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def output_lines(outputs: Mapping[str, Any], indent: int = 2) -> list[str]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlcc.stackfiles.yaml_reader import (
+    MAX_DEPTH,
     OverrideError,
     as_config_string,
     is_int64,
@@ -27,7 +28,11 @@ from mlcc.stackfiles.yaml_reader import (
 
 # `--set` keys: `hp:key`, then `.field`, `[0]` or `["field.with.dots"]` segments.
 _KEY_HEAD = re.compile(r"^[^.\[\]\s]+")
-_PATH_SEGMENT = re.compile(r'\.([^.\[\]"\s]+)|\.?\[(\d+)\]|\.?\["((?:[^"\\]|\\.)*)"\]')
+_PATH_SEGMENT = re.compile(r'\.([^.\[\]"\s]+)|\.?\[([0-9]+)\]|\.?\["((?:[^"\\]|\\.)*)"\]')
+# A list index past any list a stack holds; more digits would only cost a huge int (or, past
+# 4300 digits, Python's ValueError) before the "past the end" line.
+MAX_INDEX_DIGITS = 9
+_SHOWN_KEY_CHARS = 200  # a longer key is cut in error lines
 
 PathSegment = str | int
 
@@ -43,7 +48,7 @@ class Override:
 
     @property
     def where(self) -> str:
-        return f"--set {self.text}"
+        return f"--set {_short(self.text)}"
 
 
 def parse_overrides(assignments: Sequence[str]) -> list[tuple[str, str | None]]:
@@ -77,11 +82,27 @@ def parse_override(key_text: str, value_text: str | None) -> Override:
                 'KEY[0] or KEY["field.with.dots"], e.g. hp:instanceGroups[0].instanceCount'
             )
         field_name, index, quoted = segment.groups()
+        if index is not None and len(index.lstrip("0")) > MAX_INDEX_DIGITS:
+            raise OverrideError(
+                f"--set {shown(key_text, quoted=False)}: list index {shown(index)} is too large "
+                f"(at most {MAX_INDEX_DIGITS} digits); use [n] with n at most the list's length"
+            )
         path.append(int(index) if index is not None else field_name or _unescape(quoted))
+        if len(path) > MAX_DEPTH:  # the value could not nest deeper anyway (check_value)
+            raise OverrideError(
+                f"--set {_short(key_text)}: a path of more than {MAX_DEPTH} segments; "
+                "set the whole key instead"
+            )
         rest = rest[segment.end() :]
-    where = f"--set {key_text}"
+    where = f"--set {_short(key_text)}"
     value = None if value_text is None else _override_value(value_text, bool(path), where)
     return Override(head.group(), tuple(path), value, key_text)
+
+
+def _short(key_text: str) -> str:
+    if len(key_text) <= _SHOWN_KEY_CHARS:
+        return key_text
+    return f"{key_text[:_SHOWN_KEY_CHARS]}... ({len(key_text)} characters)"
 
 
 def _unescape(quoted: str) -> str:

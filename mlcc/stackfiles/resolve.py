@@ -45,6 +45,7 @@ from mlcc.stackfiles.yaml_reader import (
     shown,
     to_python,
 )
+from mlcc.userfiles import FOLDER, UserFileError, file_kind, shown_path
 
 __all__ = [
     "EXAMPLES_DIR",
@@ -89,8 +90,12 @@ class StackConfigError(Exception):
 
 def load_project(project_dir: Path) -> dict[str, Any]:
     path = project_dir / "Pulumi.yaml"
-    if not path.is_file():
-        raise StackFileError(f"no Pulumi.yaml in {project_dir}; run mlcc from the project folder")
+    if _kind(project_dir) not in (None, FOLDER):
+        raise StackFileError(f"{shown_path(project_dir)}: is {_kind(project_dir)}, not a folder")
+    if _kind(path) is None:
+        raise StackFileError(
+            f"no Pulumi.yaml in {shown_path(project_dir)}; run mlcc from the project folder"
+        )
     project = to_python(compose_file(path), path.name)
     if not isinstance(project, dict) or "name" not in project:
         raise StackFileError(f"{path} is not a Pulumi project file (a map with a 'name')")
@@ -105,7 +110,19 @@ def check_stack_name(stack: str) -> None:
 
 
 def stack_names(project_dir: Path) -> list[str]:
-    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in project_dir.glob("Pulumi.*.yaml"))
+    try:
+        found = list(project_dir.glob("Pulumi.*.yaml"))
+    except OSError:  # a folder that cannot be listed has no stacks to offer
+        return []
+    return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in found)
+
+
+def _kind(path: Path) -> str | None:
+    """What is at `path` (None: nothing); StackFileError when the name itself is refused."""
+    try:
+        return file_kind(path)
+    except UserFileError as error:
+        raise StackFileError(str(error)) from None
 
 
 def stack_file(project_dir: Path, stack: str) -> Path:
@@ -113,7 +130,7 @@ def stack_file(project_dir: Path, stack: str) -> Path:
     check_stack_name(stack)
     for folder in (project_dir, project_dir / EXAMPLES_DIR):
         path = folder / f"Pulumi.{stack}.yaml"
-        if path.is_file():
+        if _kind(path) is not None:  # not only a regular file: the reader says why not
             return path
     stacks = ", ".join(stack_names(project_dir)) or "none"
     examples = stack_names(project_dir / EXAMPLES_DIR)

@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from mlcc.userfiles import UserFileError, read_text
+
 # Deeper structures are certainly mistakes, and would exhaust Python's recursion limit later.
 MAX_DEPTH = 32
 # YAML aliases may repeat a subtree; expanded beyond this many values it is an alias bomb.
@@ -79,11 +81,12 @@ def is_int64(text: str) -> bool:
 
 
 def compose_file(path: Path) -> yaml.Node | None:
-    """The YAML node tree of the file at `path`, or StackFileError."""
+    """The YAML node tree of the file at `path`, or StackFileError (read by mlcc.userfiles: a
+    FIFO, a folder, no permission, not UTF-8 are one line naming the file)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise StackFileError(f"{path}: cannot read it ({error})") from None
+        text = read_text(path)
+    except UserFileError as error:
+        raise StackFileError(str(error)) from None
     return compose(text, path.name)
 
 

@@ -297,7 +297,7 @@ def test_unusable_kube_access_exits_1_naming_the_path_and_the_fix(
     assert verify_cli.run(parse("--project-dir", str(project), "--kubeconfig", str(missing))) == 1
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith(
-        f"mlcc verify: cannot configure Kubernetes access from kubeconfig {missing}:"
+        f"mlcc verify: error: cannot configure Kubernetes access from kubeconfig {missing}:"
     )
     assert line.endswith(
         'write it with: aws eks update-kubeconfig --name "$(pulumi stack output eksClusterName '

@@ -90,7 +90,10 @@ def test_deep_nesting_is_refused(tmp_path: Path, depth: int) -> None:
 
 
 def test_a_file_that_is_not_utf8_is_a_file_error(tmp_path: Path) -> None:
-    with pytest.raises(stackfiles.StackFileError, match="cannot read it"):
+    with pytest.raises(
+        stackfiles.StackFileError,
+        match=r"Pulumi.s.yaml: is not UTF-8 text \(byte 0xff at offset 20\)",
+    ):
         stackfiles.load_stack(stack_dir(tmp_path, b"config:\n  hp:model: \xff\xfe\n"), "s")
 
 
