@@ -46,6 +46,7 @@ def timed_request(
     splitter = LineSplitter()
     timer = StreamTimer(max_tokens if type(max_tokens) is int else None)
     failure: str | None = None
+    timed_out = False  # a socket timeout is the deadline too: it is set to the time left
     pieces = send(path, body, lambda: sent_at.__setitem__(0, clock()), deadline)
     try:
         for piece in pieces:
@@ -59,11 +60,11 @@ def timed_request(
     except (RequestError, StreamError) as error:
         failure = str(error)
     except Exception as error:  # the transport's own: sockets, HTTP, urllib3 under botocore
-        failure = describe(error)
+        failure, timed_out = describe(error), isinstance(error, TimeoutError)
     finally:
         deadline.finish()
         _close(pieces)
-    if deadline.expired and not timer.done:  # however the cut-off stream ended
+    if (deadline.expired or timed_out) and not timer.done:  # however the stream was cut
         return RequestResult(ok=False, error=str(DeadlineExceeded(timeout_s)))
     if failure is not None and not timer.done:
         return RequestResult(ok=False, error=failure)

@@ -58,9 +58,13 @@ def connect(url: HttpUrl, deadline: Deadline, tls: ssl.SSLContext) -> http.clien
         )
     else:
         connection = http.client.HTTPConnection(url.host, url.port, timeout=deadline.remaining())
-    deadline.on_expiry(lambda: shut_down(connection.sock))
+    deadline.on_expiry(lambda: shut_down(connection.sock))  # connecting, the TLS handshake
     try:
         connection.connect()
+        # The socket itself: http.client drops `connection.sock` when it hands a response
+        # without a length over to the response object, which goes on reading from it.
+        sock = connection.sock
+        deadline.on_expiry(lambda: shut_down(sock))
         deadline.check()  # expired while connecting, before there was a socket to shut down
     except BaseException:
         connection.close()
@@ -127,8 +131,10 @@ def get(
             body = read_limited(response, limit, "the answer")
         finally:
             connection.close()
-    except (OSError, http.client.HTTPException):
+    except (OSError, http.client.HTTPException) as error:
         deadline.check()  # a socket shut down by the deadline fails in many ways
+        if isinstance(error, TimeoutError):  # set to the time left: the deadline, a bit early
+            raise DeadlineExceeded(deadline.seconds) from None
         raise
     finally:
         deadline.finish()
