@@ -80,9 +80,15 @@ def endpoint_name_problem(client: Any, name: str) -> str | None:
 
 
 def _abort(events: Any) -> None:
-    """Shuts down the socket under a botocore EventStream (a urllib3 response's connection)."""
-    connection = getattr(getattr(events, "_raw_stream", None), "connection", None)
-    shut_down(getattr(connection, "sock", None))
+    """Shuts down the socket under a botocore EventStream: its urllib3 response's connection,
+    or, for an answer without a length (which http.client takes off the connection), the
+    socket its reader holds."""
+    raw = getattr(events, "_raw_stream", None)
+    sock = getattr(getattr(raw, "connection", None), "sock", None)
+    if sock is None:
+        reader = getattr(getattr(raw, "_fp", None), "fp", None)
+        sock = getattr(getattr(reader, "raw", None), "_sock", None)
+    shut_down(sock)
 
 
 def _client_error_message(error: Any) -> str:
@@ -107,7 +113,9 @@ def sagemaker_client(
             region_name=region,
             endpoint_url=endpoint_url,
             config=Config(
-                retries={"max_attempts": 1}, connect_timeout=timeout_s, read_timeout=timeout_s
+                retries={"total_max_attempts": 1},  # a retry would start past the deadline
+                connect_timeout=timeout_s,
+                read_timeout=timeout_s,
             ),
         )
     except InvalidRegionError as error:

@@ -319,12 +319,12 @@ def hostile_answer(handler: BaseHTTPRequestHandler, mode: str, stopping: threadi
         if mode == "hang":
             stopping.wait()
         elif mode == "trickle-headers":
-            _trickle(handler, b"HTTP/1.1 200 OK\r\n" + b"X-Pad: " + b"a" * 100_000, stopping)
+            trickle(handler, b"HTTP/1.1 200 OK\r\n" + b"X-Pad: " + b"a" * 100_000, stopping)
         elif mode == "trickle-body":
             handler.send_response(200)
             handler.send_header("Content-Type", "text/event-stream")
             handler.end_headers()  # no length, not chunked: the body ends when the server closes
-            _trickle(handler, b'data: {"choices": [{"text": "' + b"a" * 100_000, stopping)
+            trickle(handler, b'data: {"choices": [{"text": "' + b"a" * 100_000, stopping)
         elif mode == "events-forever":
             handler.send_response(200)
             handler.send_header("Content-Type", "text/event-stream")
@@ -339,7 +339,7 @@ def hostile_answer(handler: BaseHTTPRequestHandler, mode: str, stopping: threadi
         pass
 
 
-def _trickle(handler: BaseHTTPRequestHandler, data: bytes, stopping: threading.Event) -> None:
+def trickle(handler: BaseHTTPRequestHandler, data: bytes, stopping: threading.Event) -> None:
     for byte in data:
         handler.wfile.write(bytes([byte]))
         handler.wfile.flush()
