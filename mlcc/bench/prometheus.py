@@ -3,6 +3,7 @@ the standard library, and counter differences between two scrapes."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -10,10 +11,17 @@ from dataclasses import dataclass
 Labels = tuple[tuple[str, str], ...]
 _ESCAPES = {"\\": "\\", '"': '"', "n": "\n"}
 _SUFFIXES_NOT_COUNTED = ("_created",)
+SCRAPE_LABEL = "__scrape"
 
 
 class ExpositionError(ValueError):
     """The text is not in the Prometheus exposition format."""
+
+
+class CounterProblem(ValueError):
+    """A counter's two readings cannot give the run's growth: a value that is not a finite
+    count (`+Inf`, `NaN`, negative), or one that went down or vanished (an engine restart,
+    which loses what the old process counted during the run)."""
 
 
 @dataclass(frozen=True)
@@ -83,10 +91,7 @@ def _parse_quoted(line: str, start: int) -> tuple[str, int]:
 
 
 def _parse_value(text: str) -> float:
-    value = float(text)  # accepts +Inf, -Inf and NaN as the format spells them
-    if math.isnan(value):
-        return 0.0
-    return value
+    return float(text)  # accepts +Inf, -Inf and NaN as the format spells them
 
 
 def series(samples: Iterable[Sample], name: str) -> dict[Labels, float]:
@@ -104,30 +109,52 @@ def series(samples: Iterable[Sample], name: str) -> dict[Labels, float]:
 
 def counter_delta(before: Sequence[Sample], after: Sequence[Sample], name: str) -> float | None:
     """How much a counter grew between two scrapes, summed over all its label sets (engine
-    processes, data-parallel ranks, scraped URLs). A series that shrank was reset by a restart,
-    so all of its later value counts. None when the counter does not exist after the run."""
-    later = series(after, name)
-    if not later:
-        return None
-    earlier = series(before, name)
-    return sum(_grown(earlier.get(labels, 0.0), value) for labels, value in later.items())
-
-
-def _grown(earlier: float, later: float) -> float:
-    return later - earlier if later >= earlier else later
+    processes, data-parallel ranks, scraped URLs); a series new after the run grew from 0.
+    None when the counter exists in neither scrape; CounterProblem when the readings cannot
+    give the growth."""
+    return sum(_growth(before, after, name).values()) if _exported(before, after, name) else None
 
 
 def counter_delta_by_label(
     before: Sequence[Sample], after: Sequence[Sample], name: str, label: str
 ) -> dict[str, float]:
     """A counter's growth summed per value of one label (e.g. vLLM's draft `position`)."""
-    earlier = series(before, name)
     grown: dict[str, float] = {}
-    for labels, value in series(after, name).items():
+    for labels, value in _growth(before, after, name).items():
         key = dict(labels).get(label)
         if key is not None:
-            grown[key] = grown.get(key, 0.0) + _grown(earlier.get(labels, 0.0), value)
+            grown[key] = grown.get(key, 0.0) + value
     return grown
+
+
+def _exported(before: Sequence[Sample], after: Sequence[Sample], name: str) -> bool:
+    return bool(series(after, name) or series(before, name))
+
+
+def _growth(before: Sequence[Sample], after: Sequence[Sample], name: str) -> dict[Labels, float]:
+    earlier, later = series(before, name), series(after, name)
+    if vanished := sorted(earlier.keys() - later.keys()):
+        raise CounterProblem(f"{_series_name(name, vanished[0])} vanished between the scrapes")
+    grown = {}
+    for labels, value in later.items():
+        old = earlier.get(labels, 0.0)
+        for reading in (old, value):
+            if not (math.isfinite(reading) and reading >= 0):
+                raise CounterProblem(f"{_series_name(name, labels)} read {reading:g}")
+        if value < old:
+            raise CounterProblem(
+                f"{_series_name(name, labels)} went down from {old:g} to {value:g} between "
+                "the scrapes (the engine restarted during the run?)"
+            )
+        grown[labels] = value - old
+    return grown
+
+
+def _series_name(name: str, labels: Labels) -> str:
+    """`name{a="1"}` with every label value quoted and escaped, as a one-line message needs."""
+    shown = [f"{json.dumps(k)[1:-1]}={json.dumps(v)}" for k, v in labels if k != SCRAPE_LABEL]
+    where = dict(labels).get(SCRAPE_LABEL)
+    return name + (f"{{{','.join(shown)}}}" if shown else "") + (f" at {where}" if where else "")
 
 
 def gauge_values(samples: Sequence[Sample], name: str) -> list[float]:
@@ -136,7 +163,7 @@ def gauge_values(samples: Sequence[Sample], name: str) -> list[float]:
 
 def tag_source(samples: Iterable[Sample], source: str) -> list[Sample]:
     """Samples from several scraped URLs, kept apart by a label so that their sums add up."""
-    return [Sample(s.name, (*s.labels, ("__scrape", source)), s.value) for s in samples]
+    return [Sample(s.name, (*s.labels, (SCRAPE_LABEL, source)), s.value) for s in samples]
 
 
 def merge(scrapes: Mapping[str, Sequence[Sample]]) -> list[Sample]:

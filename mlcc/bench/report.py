@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -54,48 +55,79 @@ def figure(run: Mapping[str, Any], key: str, field: str | None) -> Any:
     return value.get(field) if isinstance(value, Mapping) else None
 
 
-def _cell(value: Any, field: str | None) -> str:
+def _cell(value: Any, field: str | None, unknown: bool = False) -> str:
     if value is None:
+        return "unknown" if unknown else "-"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return _printable(str(value))[:12]  # a baseline file may hold anything
+    if isinstance(value, float) and not math.isfinite(value):
         return "-"
+    if isinstance(value, int) and value.bit_length() > 40:
+        return "(too large)"
     if field == "acceptance_rate":
         return f"{value:.1%}"
     return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
+def _run_cell(run: Mapping[str, Any], key: str, field: str | None) -> str:
+    unknown = run.get("unknown")
+    marked = isinstance(unknown, Mapping) and key in unknown
+    return _cell(figure(run, key, field), field, marked)
+
+
 def summary_lines(run: Mapping[str, Any]) -> list[str]:
     head = (
-        f"{run['label']}: {run['engine']} {run['model']} at {run['target']}; "
-        f"{run['completed']}/{run['requests']} completed, {run['failed']} failed, "
-        f"concurrency {run['concurrency']}"
+        f"{_printable(run['label'])}: {run['engine']} {_printable(run['model'])} at "
+        f"{_printable(run['target'])}; {run['completed']}/{run['requests']} completed, "
+        f"{run['failed']} failed, concurrency {run['concurrency']}"
     )
     lines = [head]
-    lines += [f"  {name:<22} {_cell(figure(run, k, f), f):>12}" for name, k, f in _ROWS]
+    if run.get("interrupted"):
+        lines.append(f"  interrupted: {run['sent']} of {run['requests']} requests sent")
+    lines += [f"  {name:<22} {_run_cell(run, k, f):>12}" for name, k, f in _ROWS]
     spec = run.get("speculative")
     if spec is None:
         lines.append("  speculative metrics: none exported by the server")
     else:
         lines.append(f"  speculative metrics from {spec['source']}")
+    for key, reason in (run.get("unknown") or {}).items():
+        lines.append(f"  {_UNKNOWN_NAMES.get(key, key)} unknown: {_printable(reason)}")
     if run.get("usage_reported") is False:
         lines.append("  warning: no usage in the stream; tokens counted as chunks (too few)")
     return lines
 
 
+_UNKNOWN_NAMES = {
+    "output_tokens": "output tokens",
+    "output_tokens_per_s": "output tokens/s",
+    "itl_ms": "ITL",
+    "speculative": "speculative figures",
+}
+
+
+def _printable(text: Any) -> str:
+    """Control characters escaped: labels, names and reasons come from users and servers."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
 def comparison_lines(run: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[str]:
     speedup = run.get("speedup") or {}
-    header = f"  {'':<22} {_short(baseline['label']):>12} {_short(run['label']):>12} {'speedup':>8}"
+    base, new = _short(baseline["label"]), _short(run["label"])
+    header = f"  {'':<22} {base:>12} {new:>12} {'speedup':>8}"
     lines = [header]
     for name, key, field in _ROWS:
         ratio = speedup.get(_SPEEDUP_ROWS.get(name, ""))
         ratio_cell = f"{ratio:.2f}x" if isinstance(ratio, float) else ""
         lines.append(
-            f"  {name:<22} {_cell(figure(baseline, key, field), field):>12} "
-            f"{_cell(figure(run, key, field), field):>12} {ratio_cell:>8}"
+            f"  {name:<22} {_run_cell(baseline, key, field):>12} "
+            f"{_run_cell(run, key, field):>12} {ratio_cell:>8}"
         )
     return lines
 
 
-def _short(label: str) -> str:
-    return label if len(label) <= 12 else label[:11] + "~"
+def _short(label: Any) -> str:
+    text = _printable(label)
+    return text if len(text) <= 12 else text[:11] + "~"
 
 
 def load_baseline(path: Path) -> dict[str, Any]:
@@ -163,8 +195,19 @@ def write_json(out_dir: Path, run: Mapping[str, Any]) -> Path:
     """DIR/bench.json, through the one safe writer (UserFileError naming the path)."""
     ensure_folder(out_dir, "--out")
     path = out_dir / "bench.json"
-    write_text(path, json.dumps(run, indent=2) + "\n", "--out")
+    write_text(path, json.dumps(_finite(run), indent=2) + "\n", "--out")
     return path
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no NaN or Infinity: a figure that is not finite is written as null."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
 
 
 def plot_available() -> bool:

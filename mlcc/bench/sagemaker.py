@@ -1,15 +1,25 @@
 """The SageMaker endpoint the operator registers, through `sagemaker-runtime`
 `InvokeEndpointWithResponseStream`: the same OpenAI request body, answered as an event stream
-whose `PayloadPart.Bytes` carry the engine's server-sent events, split anywhere."""
+whose `PayloadPart.Bytes` carry the engine's server-sent events, split anywhere.
+
+botocore's timeouts bound each socket operation; the request's `Deadline` bounds the whole
+stream by shutting down the socket under the answer (urllib3's response keeps its connection
+while the body streams). Before the answer's headers botocore holds no socket we can reach:
+there `mlcc.bench.runner` stops waiting for the request a moment after its deadline.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from mlcc.bench.runner import RequestError, StreamSender, TargetError
+from mlcc.bench.deadline import Deadline, shut_down
+from mlcc.bench.inputs import shown
+from mlcc.bench.runner import StreamSender
+from mlcc.bench.transport import RequestError, TargetError
 
 
 def sagemaker_sender(client: Any, endpoint_name: str) -> StreamSender:
@@ -28,7 +38,9 @@ def sagemaker_sender(client: Any, endpoint_name: str) -> StreamSender:
         "before-send.sagemaker-runtime.InvokeEndpointWithResponseStream", on_before_send
     )
 
-    def send(path: str, body: dict[str, Any], mark_sent: Callable[[], None]) -> Iterator[bytes]:
+    def send(
+        path: str, body: dict[str, Any], mark_sent: Callable[[], None], deadline: Deadline
+    ) -> Iterator[bytes]:
         del path
         sending.mark_sent = mark_sent
         try:
@@ -38,7 +50,9 @@ def sagemaker_sender(client: Any, endpoint_name: str) -> StreamSender:
                 ContentType="application/json",
                 Accept="text/event-stream",
             )
-            for event in response["Body"]:
+            events = response["Body"]
+            deadline.on_expiry(lambda: _abort(events))
+            for event in events:
                 part = event.get("PayloadPart")
                 if part and part.get("Bytes"):
                     yield part["Bytes"]
@@ -52,18 +66,45 @@ def sagemaker_sender(client: Any, endpoint_name: str) -> StreamSender:
     return send
 
 
+def endpoint_name_problem(client: Any, name: str) -> str | None:
+    """What botocore's sagemaker-runtime model says of `EndpointName` (its length and pattern),
+    checked before any request: botocore itself validates neither."""
+    operation = client.meta.service_model.operation_model("InvokeEndpointWithResponseStream")
+    rules = operation.input_shape.members["EndpointName"].metadata
+    most, pattern = rules.get("max"), rules.get("pattern")
+    if most is not None and len(name) > most:
+        return f"{shown(name)} is longer than {most} characters"
+    if pattern is not None and not re.fullmatch(pattern, name):
+        return f"{shown(name)} is not an endpoint name (letters, digits and hyphens)"
+    return None
+
+
+def _abort(events: Any) -> None:
+    """Shuts down the socket under a botocore EventStream: its urllib3 response's connection,
+    or, for an answer without a length (which http.client takes off the connection), the
+    socket its reader holds."""
+    raw = getattr(events, "_raw_stream", None)
+    sock = getattr(getattr(raw, "connection", None), "sock", None)
+    if sock is None:
+        reader = getattr(getattr(raw, "_fp", None), "fp", None)
+        sock = getattr(getattr(reader, "raw", None), "_sock", None)
+    shut_down(sock)
+
+
 def _client_error_message(error: Any) -> str:
     details = getattr(error, "response", {}).get("Error", {})
     code, message = details.get("Code", ""), details.get("Message", "")
     return f"{code}: {message}" if code else str(error)
 
 
-def sagemaker_client(region: str | None, endpoint_url: str | None = None) -> Any:
+def sagemaker_client(
+    region: str | None, timeout_s: float = 600.0, endpoint_url: str | None = None
+) -> Any:
     """A `sagemaker-runtime` client; `endpoint_url` is for tests against a local server."""
     try:
         import boto3
         from botocore.config import Config
-        from botocore.exceptions import BotoCoreError
+        from botocore.exceptions import BotoCoreError, InvalidRegionError
     except ImportError:
         raise TargetError("--sagemaker-endpoint needs boto3 (pip install boto3)") from None
     try:
@@ -71,7 +112,13 @@ def sagemaker_client(region: str | None, endpoint_url: str | None = None) -> Any
             "sagemaker-runtime",
             region_name=region,
             endpoint_url=endpoint_url,
-            config=Config(retries={"max_attempts": 1}, read_timeout=600),
+            config=Config(
+                retries={"total_max_attempts": 1},  # a retry would start past the deadline
+                connect_timeout=timeout_s,
+                read_timeout=timeout_s,
+            ),
         )
+    except InvalidRegionError as error:
+        raise TargetError(f"--region: {error}") from None
     except BotoCoreError as error:
         raise TargetError(f"cannot create a SageMaker client: {error}") from None

@@ -19,15 +19,26 @@ step - 1), as SGLang's own `metrics_reporter.py` counts proposals (`speculative_
 - 1`, else `speculative_num_steps`; without either gauge the acceptance rate is the
 `sglang:spec_accept_rate` gauge). Without the verify counter the gauges are used as they are:
 the last interval, not the run, and no token counts.
+
+Readings that cannot be the run's (a counter at `+Inf` or `NaN`, one that went down or vanished
+between the scrapes, more accepted than drafted tokens, counts that do not add up) give no
+figures: `unknown` says why, and every figure is null.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from mlcc.bench.prometheus import Sample, counter_delta, counter_delta_by_label, gauge_values
+from mlcc.bench.prometheus import (
+    CounterProblem,
+    Sample,
+    counter_delta,
+    counter_delta_by_label,
+    gauge_values,
+)
 
 VLLM_DRAFTS = "vllm:spec_decode_num_drafts"
 VLLM_DRAFT_TOKENS = "vllm:spec_decode_num_draft_tokens"
@@ -52,6 +63,7 @@ class SpeculativeFigures:
     verify_steps: int | None
     acceptance_per_position: list[float] | None
     source: str
+    unknown: str | None = None  # why the figures are null although the server exports them
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -62,7 +74,20 @@ def speculative_figures(
 ) -> SpeculativeFigures | None:
     """The run's figures from whichever engine's metrics are present; None when the server
     exports no speculative metric (or only SGLang's, idle: speculation is off)."""
-    return _from_vllm(before, after) or _from_sglang(before, after, requests_completed)
+    try:
+        figures = _from_vllm(before, after)
+    except CounterProblem as problem:
+        return _unknown("vllm counters", str(problem))
+    if figures is not None:
+        return figures
+    try:
+        return _from_sglang(before, after, requests_completed)
+    except CounterProblem as problem:
+        return _unknown("sglang counters", str(problem))
+
+
+def _unknown(source: str, reason: str) -> SpeculativeFigures:
+    return SpeculativeFigures(None, None, None, None, None, None, source, unknown=reason)
 
 
 def _from_vllm(before: Sequence[Sample], after: Sequence[Sample]) -> SpeculativeFigures | None:
@@ -71,6 +96,11 @@ def _from_vllm(before: Sequence[Sample], after: Sequence[Sample]) -> Speculative
     accepted = counter_delta(before, after, VLLM_ACCEPTED_TOKENS)
     if drafts is None or draft_tokens is None or accepted is None:
         return None
+    _whole(drafts=drafts, draft_tokens=draft_tokens, accepted_tokens=accepted)
+    if accepted > draft_tokens:
+        raise CounterProblem(f"{accepted:g} tokens accepted of {draft_tokens:g} drafted")
+    if draft_tokens and not drafts:
+        raise CounterProblem(f"{draft_tokens:g} tokens drafted in no draft step")
     per_position = counter_delta_by_label(before, after, VLLM_ACCEPTED_PER_POSITION, "position")
     return SpeculativeFigures(
         acceptance_rate=_ratio(accepted, draft_tokens),
@@ -91,9 +121,17 @@ def _from_sglang(
     if verify_steps and generated is not None:
         requests = counter_delta(before, after, SGLANG_REQUESTS)
         finished = requests if requests is not None else requests_completed
-        accepted = max(0.0, generated - finished - verify_steps)
+        _whole(verify_steps=verify_steps, generated_tokens=generated, requests=finished)
+        accepted = generated - finished - verify_steps
+        if accepted < 0:
+            raise CounterProblem(
+                f"{generated:g} tokens generated, fewer than one a request ({finished:g}) "
+                f"plus one a verify step ({verify_steps:g})"
+            )
         per_step = _sglang_drafts_per_step(after)
         drafted = verify_steps * per_step if per_step else None
+        if drafted is not None and accepted > drafted:
+            raise CounterProblem(f"{accepted:g} tokens accepted of {drafted:g} drafted")
         return SpeculativeFigures(
             acceptance_rate=_ratio(accepted, drafted) if drafted else _mean_gauge(after),
             mean_accepted_tokens=_plus_one(_ratio(accepted, verify_steps)),
@@ -107,20 +145,37 @@ def _from_sglang(
 
 
 def _sglang_drafts_per_step(after: Sequence[Sample]) -> float | None:
-    draft_tokens = [v for v in gauge_values(after, SGLANG_NUM_DRAFT_TOKENS) if v > 0]
+    draft_tokens = [v for v in _gauges(after, SGLANG_NUM_DRAFT_TOKENS) if v > 0]
     if draft_tokens:
         return max(draft_tokens) - 1
-    steps = [v for v in gauge_values(after, SGLANG_NUM_STEPS) if v > 0]
+    steps = [v for v in _gauges(after, SGLANG_NUM_STEPS) if v > 0]
     return max(steps) if steps else None
 
 
 def _mean_gauge(after: Sequence[Sample], name: str = SGLANG_ACCEPT_RATE) -> float | None:
-    values = gauge_values(after, name)
+    values = _gauges(after, name)
+    if any(value > 1 for value in values):
+        raise CounterProblem(f"{name} reads {max(values):g}, over 100%")
     return sum(values) / len(values) if values else None
 
 
+def _gauges(after: Sequence[Sample], name: str) -> list[float]:
+    values = gauge_values(after, name)
+    for value in values:
+        if not (math.isfinite(value) and value >= 0):
+            raise CounterProblem(f"{name} reads {value:g}")
+    return values
+
+
+def _whole(**counts: float) -> None:
+    """Counters of tokens and steps grow by whole numbers."""
+    for name, value in counts.items():
+        if value != int(value):
+            raise CounterProblem(f"{name} grew by {value:g}, not a whole number")
+
+
 def _from_sglang_gauges(after: Sequence[Sample]) -> SpeculativeFigures | None:
-    lengths = [v for v in gauge_values(after, SGLANG_ACCEPT_LENGTH) if v > 0]
+    lengths = [v for v in _gauges(after, SGLANG_ACCEPT_LENGTH) if v > 0]
     if not lengths:
         return None
     return SpeculativeFigures(
@@ -135,9 +190,17 @@ def _from_sglang_gauges(after: Sequence[Sample]) -> SpeculativeFigures | None:
 
 
 def _per_position(accepted_by_position: dict[str, float], drafts: float) -> list[float] | None:
+    """Each draft step accepts a given position at most once."""
     if not accepted_by_position or not drafts:
         return None
+    if not all(key.isascii() and key.isdigit() and len(key) < 6 for key in accepted_by_position):
+        raise CounterProblem(f"{VLLM_ACCEPTED_PER_POSITION} has a position that is not a number")
     ordered = sorted(accepted_by_position.items(), key=lambda item: int(item[0]))
+    for position, accepted in ordered:
+        if accepted > drafts:
+            raise CounterProblem(
+                f"position {position} accepted {accepted:g} times in {drafts:g} draft steps"
+            )
     return [accepted / drafts for _, accepted in ordered]
 
 

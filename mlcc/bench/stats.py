@@ -45,14 +45,47 @@ def _ms(values: Sequence[float | None]) -> list[float]:
     return [value * 1000 for value in values if value is not None]
 
 
+NO_USAGE = "the stream ended without its usage chunk (other streams of the run had one)"
+TOKEN_FIGURES = ("output_tokens", "output_tokens_per_s", "itl_ms")
+
+
+def require_usage(results: Sequence[RequestResult]) -> list[RequestResult]:
+    """When the server reports usage, the token figures are built from it: a completed stream
+    without its usage chunk was cut short, not served by a server that never reports it."""
+    if not any(r.ok and r.usage_reported for r in results):
+        return list(results)
+    return [
+        r if not r.ok or r.usage_reported else RequestResult(ok=False, error=NO_USAGE)
+        for r in results
+    ]
+
+
+def _usage_problem(results: Sequence[RequestResult]) -> str | None:
+    problems = [(i, r.usage_problem) for i, r in enumerate(results, 1) if r.ok and r.usage_problem]
+    if not problems:
+        return None
+    number, first = problems[0]
+    return (
+        f"{len(problems)} request(s) reported an impossible token count; request {number}: {first}"
+    )
+
+
 def summarize(
     settings: RunSettings,
     results: Sequence[RequestResult],
     wall_s: float,
     speculative: SpeculativeFigures | None,
+    interrupted: bool = False,
 ) -> dict[str, Any]:
+    """The run's figures; a figure that cannot be known is null, with its reason in `unknown`."""
+    results = require_usage(results)
     completed = [r for r in results if r.ok]
-    output_tokens = sum(r.output_tokens for r in completed)
+    usage_problem = _usage_problem(results)
+    counts = [r.output_tokens for r in completed]
+    output_tokens = None if usage_problem else sum(c for c in counts if c is not None)
+    unknown = dict.fromkeys(TOKEN_FIGURES, usage_problem) if usage_problem else {}
+    if speculative is not None and speculative.unknown:
+        unknown["speculative"] = speculative.unknown
     return {
         "label": settings.label,
         "engine": settings.engine,
@@ -61,16 +94,19 @@ def summarize(
         "requests": settings.requests,
         "concurrency": settings.concurrency,
         "max_tokens": settings.max_tokens,
+        "sent": len(results),
+        "interrupted": interrupted,
         "completed": len(completed),
         "failed": len(results) - len(completed),
         "duration_s": wall_s,
         "output_tokens": output_tokens,
-        "output_tokens_per_s": output_tokens / wall_s if wall_s > 0 else None,
+        "output_tokens_per_s": _ratio(output_tokens, wall_s),
         "ttft_ms": distribution(_ms([r.ttft_s for r in completed])),
-        "itl_ms": distribution(_ms([r.itl_s for r in completed])),
+        "itl_ms": distribution([] if usage_problem else _ms([r.itl_s for r in completed])),
         "e2e_ms": distribution(_ms([r.e2e_s for r in completed])),
         "usage_reported": all(r.usage_reported for r in completed) if completed else None,
         "speculative": speculative.as_json() if speculative else None,
+        "unknown": unknown,
         "errors": _error_counts(results),
         "per_request": [_per_request(r) for r in results],
     }
@@ -96,6 +132,7 @@ def _per_request(result: RequestResult) -> dict[str, Any]:
         "output_tokens": result.output_tokens,
         "chunks": result.content_chunks,
         "error": result.error,
+        "usage_problem": result.usage_problem,
     }
 
 
@@ -117,11 +154,23 @@ def _p50(run: Mapping[str, Any], key: str) -> Any:
 
 
 def _ratio(numerator: Any, denominator: Any) -> float | None:
-    if not isinstance(numerator, int | float) or not isinstance(denominator, int | float):
+    """numerator / denominator for true figures only: finite, not negative, a denominator over
+    0 (a baseline file may hold anything), and a finite result."""
+    if not (_figure(numerator) and _figure(denominator)) or denominator <= 0:
         return None
-    return numerator / denominator if denominator > 0 else None
+    ratio = numerator / denominator
+    return ratio if math.isfinite(ratio) else None
+
+
+def _figure(value: Any) -> bool:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value) and value >= 0
+    except OverflowError:  # an integer beyond any float
+        return False
 
 
 def most_failed(summary: Mapping[str, Any]) -> bool:
     """More than half the requests failed: the figures would describe the failures."""
-    return bool(summary["failed"] * 2 > summary["requests"])
+    return bool(summary["failed"] * 2 > summary["sent"])

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from mlcc.bench import access, prompts, report, runner, stats
+from mlcc.bench import access, inputs, prompts, report, runner, stats, transport
 from mlcc.bench.prometheus import Sample
 from mlcc.bench.speculative import speculative_figures
 from mlcc.engine_contract.values import printable
 from mlcc.userfiles import UserFileError
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROG = "mlcc bench"
 # Engines may count a request's last step just after streaming its last token.
 METRICS_SETTLE_S = 0.1
@@ -29,26 +29,6 @@ METRICS_SETTLE_S = 0.1
 
 class UsageError(Exception):
     pass
-
-
-def _positive_seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text} must be more than 0")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text} must be at least 1")
-    return value
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -78,13 +58,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--model", help="served model name (default with --stack: hp:model)")
     parser.add_argument("--engine", choices=("vllm", "sglang"), help="default: from the metrics")
     parser.add_argument(
-        "--requests", type=_positive_int, default=50, metavar="N", help="default 50"
+        "--requests", default="50", metavar="N", help=f"default 50, at most {inputs.MAX_REQUESTS}"
     )
     parser.add_argument(
-        "--concurrency", type=_positive_int, default=4, metavar="C", help="default 4"
+        "--concurrency",
+        default="4",
+        metavar="C",
+        help=f"default 4, at most {inputs.MAX_CONCURRENCY}",
     )
     parser.add_argument(
-        "--max-tokens", type=_positive_int, default=256, metavar="T", help="default 256"
+        "--max-tokens", default="256", metavar="T", help=f"default 256, at most {inputs.MAX_TOKENS}"
     )
     parser.add_argument("--prompts", type=Path, metavar="FILE.jsonl", help="default: built-in set")
     parser.add_argument("--ignore-eos", action="store_true", help="fixed output lengths")
@@ -101,14 +84,27 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--insecure", action="store_true", help="accept a self-signed HTTPS certificate"
     )
     parser.add_argument(
-        "--timeout", type=_positive_seconds, default=600.0, help="seconds per request (600)"
+        "--timeout",
+        default="600",
+        metavar="SECONDS",
+        help="deadline of each whole request, default 600 (the metrics and models checks: "
+        f"at most {transport.PROBE_TIMEOUT_S:g})",
     )
     parser.add_argument("--out", type=Path, required=True, metavar="DIR")
     parser.set_defaults(run=run)
 
 
 @dataclass(frozen=True)
+class Numbers:
+    requests: int
+    concurrency: int
+    max_tokens: int
+    timeout_s: float
+
+
+@dataclass(frozen=True)
 class Plan:
+    numbers: Numbers
     sender: runner.StreamSender
     target: str
     model: str
@@ -124,10 +120,10 @@ def run(args: argparse.Namespace) -> int:
         return _bench(args, plan)
     except (UsageError, UserFileError) as error:
         return _fail(str(error), EXIT_USAGE)
-    except (runner.TargetError, report.BaselineError, prompts.PromptFileError) as error:
+    except (transport.TargetError, report.BaselineError, prompts.PromptFileError) as error:
         return _fail(str(error), EXIT_FAILED)
     except KeyboardInterrupt:
-        return _fail("interrupted", EXIT_FAILED)
+        return _fail("interrupted before any request was sent", EXIT_INTERRUPTED)
 
 
 def _fail(message: str, code: int) -> int:
@@ -144,6 +140,8 @@ def _plan(args: argparse.Namespace) -> Plan:
         raise UsageError("give --url BASE_URL, --sagemaker-endpoint NAME or --stack NAME")
     if args.plot and not report.plot_available():
         raise UsageError("--plot needs matplotlib: pip install 'mlcc-hyperpod[plot]'")
+    numbers = _numbers(args)
+    _check_urls(args)
     report.check_out(args.out, args.plot)  # before the run, so that its results are kept
     stack = _stack_endpoint(args) if args.stack else None
     model = args.model or (stack.model if stack else None)
@@ -153,14 +151,48 @@ def _plan(args: argparse.Namespace) -> Plan:
     baseline = report.load_baseline(args.baseline) if args.baseline else None
     chosen = prompts.load_prompts(args.prompts) if args.prompts else prompts.built_in_prompts()
     if args.sagemaker_endpoint:
-        sender = _sagemaker_sender(args.sagemaker_endpoint, args.region)
+        sender = _sagemaker_sender(args.sagemaker_endpoint, args.region, numbers.timeout_s)
         target, metrics = f"sagemaker:{args.sagemaker_endpoint}", args.metrics_url or []
     else:
         url = args.url or access.local_url()
-        target_http = runner.HttpTarget(url, args.timeout, verify_tls=not args.insecure)
+        target_http = transport.HttpTarget(url, numbers.timeout_s, verify_tls=not args.insecure)
         sender, target = _http_sender(target_http, url, model, stack), url
         metrics = args.metrics_url or [url.rstrip("/") + "/metrics"]
-    return Plan(sender, target, model, engine, metrics, chosen, baseline)
+    return Plan(numbers, sender, target, model, engine, metrics, chosen, baseline)
+
+
+def _numbers(args: argparse.Namespace) -> Numbers:
+    """The counts and seconds, each within its bound (mlcc/bench/inputs.py)."""
+    try:
+        return Numbers(
+            requests=_flag("--requests", inputs.whole_number, args.requests, inputs.MAX_REQUESTS),
+            concurrency=_flag(
+                "--concurrency", inputs.whole_number, args.concurrency, inputs.MAX_CONCURRENCY
+            ),
+            max_tokens=_flag(
+                "--max-tokens", inputs.whole_number, args.max_tokens, inputs.MAX_TOKENS
+            ),
+            timeout_s=_flag("--timeout", inputs.seconds, args.timeout, inputs.MAX_TIMEOUT_S),
+        )
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def _flag(flag: str, parse: Callable[[str, Any], Any], text: str, most: Any) -> Any:
+    try:
+        return parse(str(text), most)
+    except ValueError as error:
+        raise ValueError(f"{flag}: {error}") from None
+
+
+def _check_urls(args: argparse.Namespace) -> None:
+    checks = [("--url", args.url, False)] if args.url else []
+    checks += [("--metrics-url", url, True) for url in args.metrics_url or []]
+    for flag, url, allow_query in checks:
+        try:
+            inputs.parse_http_url(url, allow_query)
+        except ValueError as error:
+            raise UsageError(f"{flag}: {error}") from None
 
 
 def _stack_endpoint(args: argparse.Namespace) -> access.StackEndpoint:
@@ -186,58 +218,88 @@ def _stack_endpoint(args: argparse.Namespace) -> access.StackEndpoint:
 
 
 def _http_sender(
-    target: runner.HttpTarget, url: str, model: str, stack: access.StackEndpoint | None
+    target: transport.HttpTarget, url: str, model: str, stack: access.StackEndpoint | None
 ) -> runner.StreamSender:
     try:
-        runner.check_target(target, model)
-    except runner.TargetError as error:
+        transport.check_target(target, model)
+    except transport.TargetError as error:
         parts = urlsplit(url)
         if stack is None or parts.hostname not in ("127.0.0.1", "localhost"):
             raise
         port = parts.port or access.LOCAL_PORT
         hint = access.port_forward_command(stack.namespace, stack.name, port)
-        raise runner.TargetError(f"{error} (is `{hint}` running?)") from None
+        raise transport.TargetError(f"{error} (is `{hint}` running?)") from None
     return target.stream
 
 
-def _sagemaker_sender(endpoint_name: str, region: str | None) -> runner.StreamSender:
+def _sagemaker_sender(
+    endpoint_name: str, region: str | None, timeout_s: float
+) -> runner.StreamSender:
     from mlcc.bench import sagemaker
 
-    return sagemaker.sagemaker_sender(sagemaker.sagemaker_client(region), endpoint_name)
+    client = sagemaker.sagemaker_client(region, timeout_s)
+    problem = sagemaker.endpoint_name_problem(client, endpoint_name)
+    if problem:
+        raise UsageError(f"--sagemaker-endpoint: {problem}")
+    return sagemaker.sagemaker_sender(client, endpoint_name)
 
 
 def _bench(args: argparse.Namespace, plan: Plan) -> int:
-    before = _scrape_or_warn(plan.metrics_urls, args.insecure)
+    numbers = plan.numbers
+    probe_s = min(numbers.timeout_s, transport.PROBE_TIMEOUT_S)
+    before = _scrape_or_warn(plan.metrics_urls, args.insecure, probe_s)
     work = [
-        _job(plan, prompt, args.max_tokens, args.ignore_eos)
-        for prompt in itertools.islice(itertools.cycle(plan.prompts), args.requests)
+        _job(plan, prompt, numbers.max_tokens, args.ignore_eos)
+        for prompt in itertools.islice(itertools.cycle(plan.prompts), numbers.requests)
     ]
-    results, wall_s = runner.run_concurrently(
-        work, min(args.concurrency, args.requests), runner.Progress(args.requests)
+    outcome = runner.run_concurrently(
+        work,
+        min(numbers.concurrency, numbers.requests),
+        runner.Progress(numbers.requests),
+        numbers.timeout_s,
     )
-    after = None
-    if before is not None:
-        time.sleep(METRICS_SETTLE_S)
-        after = _scrape_or_warn(plan.metrics_urls, args.insecure)
-    completed = sum(r.ok for r in results)
+    after, interrupted = None, outcome.interrupted
+    try:
+        if before is not None and not interrupted:
+            time.sleep(METRICS_SETTLE_S)
+            after = _scrape_or_warn(plan.metrics_urls, args.insecure, probe_s)
+    except KeyboardInterrupt:
+        interrupted = True
+    summary = _summary(args, plan, outcome, before, after, interrupted)
+    path = _write_and_print(args.out, summary, plan.baseline, args.plot)
+    if interrupted:
+        return _fail(f"interrupted after {summary['sent']} of {numbers.requests} requests "
+                     f"(their figures are in {path})", EXIT_INTERRUPTED)  # fmt: skip
+    if stats.most_failed(summary):
+        first = next((r.error for r in outcome.results if r.error), "unknown")
+        shown = transport.printable(first)[:300]
+        return _fail(f"{summary['failed']} of {summary['sent']} requests failed: {shown}", 1)
+    return EXIT_OK
+
+
+def _summary(
+    args: argparse.Namespace,
+    plan: Plan,
+    outcome: runner.RunOutcome,
+    before: list[Sample] | None,
+    after: list[Sample] | None,
+    interrupted: bool,
+) -> dict[str, Any]:
+    completed = sum(r.ok for r in outcome.results)
     figures = speculative_figures(before, after, completed) if before and after else None
     settings = stats.RunSettings(
         label=args.label or ("speculative" if figures else "no-speculation"),
         engine=plan.engine or _engine_from_metrics(after) or "unknown",
         model=plan.model,
         target=plan.target,
-        requests=args.requests,
-        concurrency=args.concurrency,
-        max_tokens=args.max_tokens,
+        requests=plan.numbers.requests,
+        concurrency=plan.numbers.concurrency,
+        max_tokens=plan.numbers.max_tokens,
     )
-    summary = stats.summarize(settings, results, wall_s, figures)
+    summary = stats.summarize(settings, outcome.results, outcome.wall_s, figures, interrupted)
     if plan.baseline is not None:
         summary["speedup"] = stats.speedup(summary, plan.baseline)
-    _write_and_print(args.out, summary, plan.baseline, args.plot)
-    if stats.most_failed(summary):
-        first = next((r.error for r in results if r.error), "unknown")
-        return _fail(f"{summary['failed']} of {args.requests} requests failed: {first}", 1)
-    return EXIT_OK
+    return summary
 
 
 def _job(
@@ -245,17 +307,17 @@ def _job(
 ) -> Callable[[], Any]:
     body = prompts.request_body(prompt, plan.model, max_tokens, ignore_eos)
     path = prompts.api_path(prompt)
-    return lambda: runner.timed_request(plan.sender, path, body)
+    return lambda: runner.timed_request(plan.sender, path, body, plan.numbers.timeout_s)
 
 
-def _scrape_or_warn(urls: list[str], insecure: bool) -> list[Sample] | None:
+def _scrape_or_warn(urls: list[str], insecure: bool, timeout_s: float) -> list[Sample] | None:
     if not urls:
         return None
     try:
-        return runner.scrape(urls, verify_tls=not insecure)
-    except runner.MetricsUnavailable as error:
-        warning = f"no engine metrics ({error}); speculative: null"
-        print(f"{PROG}: warning: {printable(warning)}", file=sys.stderr)
+        return transport.scrape(urls, timeout_s, verify_tls=not insecure)
+    except transport.MetricsUnavailable as error:
+        reason = transport.printable(str(error))
+        print(f"{PROG}: warning: no engine metrics ({reason}); speculative: null", file=sys.stderr)
         return None
 
 
@@ -268,14 +330,15 @@ def _engine_from_metrics(samples: list[Sample] | None) -> str | None:
 
 def _write_and_print(
     out_dir: Path, summary: dict[str, Any], baseline: dict[str, Any] | None, plot: bool
-) -> None:
+) -> Path:
     try:
         path = report.write_json(out_dir, summary)
         plot_path = report.write_plot(out_dir, summary, baseline) if plot else None
     except OSError as error:
-        raise runner.TargetError(f"cannot write to {out_dir}: {error}") from None
+        raise transport.TargetError(f"cannot write to {out_dir}: {error}") from None
     lines = report.summary_lines(summary)
     if baseline is not None:
         lines += report.comparison_lines(summary, baseline)
     lines.append(f"wrote {path}" + (f" and {plot_path}" if plot_path else ""))
     print("\n".join(printable(line) for line in lines))
+    return path

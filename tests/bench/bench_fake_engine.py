@@ -4,6 +4,11 @@ exports the engines' speculative metrics, so tests can compare `mlcc bench` with
 Each request is answered as: wait `ttft_s`, send the first chunk (one token, from prefill), then
 for each later chunk wait `token_interval_s` per token in it and send it. With speculation a
 later chunk of n tokens is one verify step that accepted n - 1 of `drafts_per_step` drafts.
+
+It can also be hostile (`EngineBehaviour.hostile`, by path): accept and never answer, trickle
+the status line or the body a byte at a time, stream events without end, end streams without
+`[DONE]`, report impossible usage, or serve counters from a list of expositions, one a scrape.
+Every hostile answer stops when the test's `with` ends.
 """
 
 from __future__ import annotations
@@ -30,6 +35,17 @@ class EngineBehaviour:
     report_usage: bool = True
     fail_every: int = 0  # every n-th request answers HTTP 500 (0: never)
     serve_models_list: bool = True
+    # path -> "hang", "trickle-headers", "trickle-body", "events-forever" (see HOSTILE_MODES)
+    hostile: dict[str, str] = field(default_factory=dict)
+    hostile_from: int = 1  # the POST requests before this number are answered well
+    send_done: bool = True  # end each stream with `data: [DONE]`
+    usage_tokens: Any = None  # sent as usage.completion_tokens instead of the true count
+    usage_skip_every: int = 0  # every n-th stream has no usage event (0: none skips)
+    metrics_texts: Sequence[str] = ()  # served in turn at /metrics (the last one repeats)
+
+
+TRICKLE_S = 0.25  # between two bytes (or events): well under any per-read timeout
+HOSTILE_MODES = ("hang", "trickle-headers", "trickle-body", "events-forever")
 
 
 class Timing:
@@ -78,6 +94,7 @@ class LoopbackServer:
     _scheme = "http"
 
     def _serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self.stopping = threading.Event()  # ends the hostile answers still being sent
         self._server = QuietServer(("127.0.0.1", 0), handler)
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
@@ -92,6 +109,7 @@ class LoopbackServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.stopping.set()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join()
@@ -104,6 +122,7 @@ class FakeEngine(LoopbackServer):
         self.counters = Counters(accepted_per_position=[0] * behaviour.drafts_per_step)
         self.received: list[tuple[str, dict[str, Any]]] = []  # (path, body)
         self.timings: list[Timing] = []  # of the requests answered with tokens
+        self.scrapes = 0
         self._lock = threading.Lock()
         self._serve(_handler(self))
         if tls is not None:
@@ -137,13 +156,17 @@ class FakeEngine(LoopbackServer):
     def metrics_text(self) -> str:
         kind = self.behaviour.metrics
         with self._lock:
+            self.scrapes += 1
+            texts = self.behaviour.metrics_texts
+            if texts:
+                return texts[min(self.scrapes, len(texts)) - 1]
             if kind == "vllm":
                 return _vllm_metrics(self.counters, self.behaviour)
             if kind == "sglang":
                 return _sglang_metrics(self.counters, self.behaviour)
             return _plain_metrics(self.counters)
 
-    def events(self, chat: bool) -> Iterator[tuple[float, bytes, bool]]:
+    def events(self, chat: bool, number: int = 1) -> Iterator[tuple[float, bytes, bool]]:
         """(delay before sending, SSE bytes, carries tokens) for one successful request."""
         chunks = self.behaviour.chunk_tokens
         for index, tokens in enumerate(chunks):
@@ -155,10 +178,14 @@ class FakeEngine(LoopbackServer):
                 {"index": 0, "delta": {"content": text}} if chat else {"index": 0, "text": text}
             )
             yield delay, _sse({"id": "x", "choices": [choice]}), True
-        if self.behaviour.report_usage:
-            usage = {"prompt_tokens": 7, "completion_tokens": sum(chunks), "total_tokens": 0}
+        skip = self.behaviour.usage_skip_every
+        if self.behaviour.report_usage and not (skip and number % skip == 0):
+            told = self.behaviour.usage_tokens
+            tokens = sum(chunks) if told is None else told
+            usage = {"prompt_tokens": 7, "completion_tokens": tokens, "total_tokens": 0}
             yield 0.0, _sse({"id": "x", "choices": [], "usage": usage}), False
-        yield 0.0, b"data: [DONE]\n\n", False
+        if self.behaviour.send_done:
+            yield 0.0, b"data: [DONE]\n\n", False
 
 
 def _sse(event: dict[str, Any]) -> bytes:
@@ -233,7 +260,9 @@ def _handler(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             pass
 
         def do_GET(self) -> None:
-            if self.path == "/metrics" and engine.behaviour.metrics is not None:
+            if self.path in engine.behaviour.hostile:
+                hostile_answer(self, engine.behaviour.hostile[self.path], engine.stopping)
+            elif self.path == "/metrics" and engine.behaviour.metrics is not None:
                 self._send(200, engine.metrics_text().encode(), "text/plain; version=0.0.4")
             elif self.path == "/v1/models" and engine.behaviour.serve_models_list:
                 models = {"object": "list", "data": [{"id": engine.behaviour.model}]}
@@ -251,6 +280,10 @@ def _handler(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
                 return
             with counter_lock:
                 number = next(counter)
+            mode = engine.behaviour.hostile.get(self.path)
+            if mode and number >= engine.behaviour.hostile_from:
+                hostile_answer(self, mode, engine.stopping)
+                return
             if not engine.record(number):
                 self._send(500, b'{"error": {"message": "engine overloaded"}}', "application/json")
                 return
@@ -259,7 +292,7 @@ def _handler(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             chat = self.path.endswith("chat/completions")
-            for delay, data, carries_tokens in engine.events(chat=chat):
+            for delay, data, carries_tokens in engine.events(chat=chat, number=number):
                 time.sleep(delay)
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
                 self.wfile.flush()
@@ -277,3 +310,38 @@ def _handler(engine: FakeEngine) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(payload)
 
     return Handler
+
+
+def hostile_answer(handler: BaseHTTPRequestHandler, mode: str, stopping: threading.Event) -> None:
+    """Answers as `mode` says until the test ends (or the client goes away)."""
+    handler.close_connection = True
+    try:
+        if mode == "hang":
+            stopping.wait()
+        elif mode == "trickle-headers":
+            trickle(handler, b"HTTP/1.1 200 OK\r\n" + b"X-Pad: " + b"a" * 100_000, stopping)
+        elif mode == "trickle-body":
+            handler.send_response(200)
+            handler.send_header("Content-Type", "text/event-stream")
+            handler.end_headers()  # no length, not chunked: the body ends when the server closes
+            trickle(handler, b'data: {"choices": [{"text": "' + b"a" * 100_000, stopping)
+        elif mode == "events-forever":
+            handler.send_response(200)
+            handler.send_header("Content-Type", "text/event-stream")
+            handler.end_headers()
+            event = _sse({"id": "x", "choices": [{"index": 0, "text": " more"}]})
+            while not stopping.wait(TRICKLE_S):
+                handler.wfile.write(event)
+                handler.wfile.flush()
+        else:
+            raise ValueError(f"unknown hostile mode {mode!r}; one of {HOSTILE_MODES}")
+    except OSError:  # the client shut the connection down: its deadline passed
+        pass
+
+
+def trickle(handler: BaseHTTPRequestHandler, data: bytes, stopping: threading.Event) -> None:
+    for byte in data:
+        handler.wfile.write(bytes([byte]))
+        handler.wfile.flush()
+        if stopping.wait(TRICKLE_S):
+            return

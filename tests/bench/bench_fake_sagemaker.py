@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from bench_fake_engine import FakeEngine, LoopbackServer, Timing
+from bench_fake_engine import FakeEngine, LoopbackServer, Timing, hostile_answer, trickle
 
 _STRING_HEADER = 7
 
@@ -57,10 +57,19 @@ def model_stream_error(message: str) -> bytes:
 
 class FakeSageMaker(LoopbackServer):
     """Streams `engine`'s events for endpoint `endpoint_name`, each event split in two
-    PayloadParts in the middle of its line; `break_after` events, a ModelStreamError."""
+    PayloadParts in the middle of its line; `break_after` events, a ModelStreamError.
+    `hostile`: "hang" or "trickle-headers" (as the fake engine), or "trickle-frames": the
+    event stream a byte at a time."""
 
-    def __init__(self, engine: FakeEngine, endpoint_name: str, break_after: int | None = None):
+    def __init__(
+        self,
+        engine: FakeEngine,
+        endpoint_name: str,
+        break_after: int | None = None,
+        hostile: str | None = None,
+    ):
         self.engine, self.endpoint_name, self.break_after = engine, endpoint_name, break_after
+        self.hostile = hostile
         self.requests: list[tuple[str, dict[str, str], dict[str, Any]]] = []
         self.timings: list[Timing] = []  # what the fake really did, per streamed request
         self._serve(_handler(self))
@@ -98,6 +107,17 @@ def _handler(fake: FakeSageMaker) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Content-Length", str(len(error)))
                 self.end_headers()
                 self.wfile.write(error)
+                return
+            if fake.hostile == "trickle-frames":
+                self.close_connection = True
+                self.send_response(200)
+                self.send_header("Content-Type", "application/vnd.amazon.eventstream")
+                self.end_headers()  # no length, not chunked: the body ends when the server closes
+                frames = b"".join(frame for _, frame, _ in fake.frames())
+                trickle(self, frames * 1000, fake.stopping)
+                return
+            if fake.hostile is not None:
+                hostile_answer(self, fake.hostile, fake.stopping)
                 return
             fake.engine.record(0)
             self.send_response(200)

@@ -212,7 +212,7 @@ def test_prompts_file_drives_the_api_and_body(tmp_path: Path) -> None:
     [
         (["--model", "m"], "give --url BASE_URL, --sagemaker-endpoint NAME or --stack NAME"),
         (["--url", "http://127.0.0.1:1"], "give --model NAME (the served model name)"),
-        (["--url", "ftp://x", "--model", "m"], "--url must be http://HOST[:PORT]"),
+        (["--url", "ftp://x", "--model", "m"], "--url: 'ftp://x' is not http://HOST[:PORT]"),
     ],
 )
 def test_usage_errors(

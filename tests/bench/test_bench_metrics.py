@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from mlcc.bench.prometheus import (
+    CounterProblem,
     ExpositionError,
     Sample,
     counter_delta,
@@ -44,7 +47,7 @@ def test_parses_labels_with_escapes_timestamps_and_special_values() -> None:
     assert a == Sample("a", (("empty", ""), ("msg", 'say "hi", then}'), ("path", "C:\\x")), 1.5)
     assert (b.name, b.labels, b.value) == ("b", (), 2.0)
     assert c.labels == (("x", "1"),) and c.value == float("inf")
-    assert d.value == 0.0
+    assert math.isnan(d.value)  # kept, so that a counter at NaN is no count
 
 
 @pytest.mark.parametrize("line", ["<html>", "metric", 'm{a="1"', "m{a=1} 2"])
@@ -53,12 +56,21 @@ def test_rejects_what_is_not_the_format(line: str) -> None:
         parse_exposition("ok 1\n" + line)
 
 
-def test_counter_delta_sums_series_and_survives_a_restart() -> None:
+def test_counter_delta_sums_series_and_a_new_process() -> None:
     before = parse_exposition('c_total{e="0"} 10\nc_total{e="1"} 50\nc_created{e="0"} 9e9\n')
-    after = parse_exposition('c_total{e="0"} 25\nc_total{e="1"} 7\nc_total{e="2"} 3\n')
-    # e0 grew by 15; e1 restarted (all 7 are new); e2 is a new process.
+    after = parse_exposition('c_total{e="0"} 25\nc_total{e="1"} 57\nc_total{e="2"} 3\n')
+    # e0 grew by 15, e1 by 7; e2 is a process that started during the run.
     assert counter_delta(before, after, "c") == 15 + 7 + 3
     assert counter_delta(before, after, "absent") is None
+
+
+def test_a_counter_that_went_down_is_no_count() -> None:
+    """An engine restarted during the run: what the old process counted since the first
+    scrape is lost, so no difference of the two readings is the run's."""
+    before = parse_exposition('c_total{e="0"} 10\nc_total{e="1"} 50\n')
+    after = parse_exposition('c_total{e="0"} 25\nc_total{e="1"} 7\n')
+    with pytest.raises(CounterProblem, match=r'c\{e="1"\} went down from 50 to 7'):
+        counter_delta(before, after, "c")
 
 
 def test_counter_without_total_suffix_is_found() -> None:

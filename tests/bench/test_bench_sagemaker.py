@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import time
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +41,13 @@ def test_encoded_frames_decode_with_botocores_parser() -> None:
     assert (second.headers, second.payload) == ({":a": "b"}, b"x")
 
 
-def bench(monkeypatch: pytest.MonkeyPatch, fake: FakeSageMaker, out: Path, *extra: str) -> int:
+def bench(
+    monkeypatch: pytest.MonkeyPatch, fake: FakeSageMaker, out: Path, *extra: str, requests: int = 4
+) -> int:
     monkeypatch.setenv("AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME", fake.url)
     return main(
         ["bench", "--sagemaker-endpoint", ENDPOINT, "--model", fake.engine.behaviour.model,
-         "--requests", "4", "--concurrency", "2", "--out", str(out), *extra]
+         "--requests", str(requests), "--concurrency", "2", "--out", str(out), *extra]
     )  # fmt: skip
 
 
@@ -91,3 +94,22 @@ def test_unknown_endpoint_is_a_clear_failure(
         assert bench(monkeypatch, fake, tmp_path) == 1
     last = capsys.readouterr().err.splitlines()[-1]
     assert last == "mlcc bench: error: 4 of 4 requests failed: ValidationError: Endpoint not found"
+
+
+@pytest.mark.parametrize("hostile", ["trickle-frames", "trickle-headers", "hang"])
+def test_timeout_is_a_deadline_through_sagemaker(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, hostile: str
+) -> None:
+    """botocore's read timeout bounds each read; a byte every 0.25 s never trips it."""
+    behaviour = EngineBehaviour()
+    with FakeEngine(behaviour) as engine, FakeSageMaker(engine, ENDPOINT, hostile=hostile) as fake:
+        start = time.monotonic()
+        code = bench(monkeypatch, fake, tmp_path, "--timeout", "1", requests=2)
+        elapsed = time.monotonic() - start
+    # Within the deadline, and the run's grace for a transport it cannot stop: botocore
+    # before the answer's headers holds no socket within reach (2 s more).
+    limit = 4.5 if hostile == "trickle-headers" else 2.9
+    assert elapsed < limit, f"{hostile}: {elapsed:.1f} s"
+    assert code == 1
+    run = load(tmp_path)
+    assert run["errors"] == {"no complete answer within 1 s (--timeout)": 2}

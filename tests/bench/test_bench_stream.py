@@ -61,4 +61,5 @@ def test_no_output_is_a_failure() -> None:
 def test_one_token_has_no_itl() -> None:
     timer = StreamTimer()
     timer.feed('data: {"choices": [{"text": "a"}], "usage": {"completion_tokens": 1}}', 0.1)
+    timer.feed("data: [DONE]", 0.1)
     assert timer.result().ok and timer.result().itl_s is None
