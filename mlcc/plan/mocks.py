@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import runpy
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -281,6 +281,29 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         return resource_pb2.DeploymentInfo(supportedFeatures=features)
 
 
+_PLAIN = (str, int, float, bool, type(None))
+
+
+async def _resolved(value: Any) -> Any:
+    """`value` with every Output in it awaited, deeply, as `pulumi.Output.all` resolves it, but
+    without an Output and a task per dict entry and list item: a stack of 1000 endpoints
+    exports thousands of them."""
+    if isinstance(value, pulumi.Output):
+        return await _resolved(await value.future())
+    if isinstance(value, dict):
+        return {key: await _resolved(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        items = [await _resolved(item) for item in value]
+        return items if isinstance(value, list) else tuple(items)
+    if isinstance(value, _PLAIN):
+        return value
+    return await pulumi.Output.from_input(value).future()  # input types, awaitables
+
+
+async def _collect(exported: dict[str, Any], into: dict[str, Any]) -> None:
+    into.update({name: await _resolved(value) for name, value in exported.items()})
+
+
 def program_file(path: Path) -> Callable[[], None]:
     """A program that executes a Pulumi `__main__.py` the way the Python language host does."""
 
@@ -315,11 +338,11 @@ def run(
     outputs: dict[str, Any] = {}
 
     @pulumi.runtime.test  # type: ignore[untyped-decorator]
-    def execute() -> pulumi.Output[None]:
+    def execute() -> Awaitable[None]:
         program()
         root = pulumi.runtime.get_root_resource()
         exported = dict(getattr(root, "outputs", {}))
-        return pulumi.Output.all(**exported).apply(outputs.update)
+        return _collect(exported, outputs)
 
     try:
         execute()
