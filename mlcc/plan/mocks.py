@@ -9,10 +9,13 @@ cross-event-loop failures (pulumi/pulumi#6561).
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import hashlib
 import json
 import runpy
-from collections.abc import Awaitable, Callable, Mapping
+import threading
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -224,10 +227,14 @@ class RecordingMocks(pulumi.runtime.Mocks):
     def __init__(self) -> None:
         self.parents: dict[str, str | None] = {}
         self.registrations: list[Registration] = []
+        # The inputs the mock monitor just decoded, per thread (it runs each registration on
+        # one of the event loop's executor threads): recorded without decoding them again.
+        self.decoded = threading.local()
 
     def new_resource(
         self, args: pulumi.runtime.MockResourceArgs
     ) -> tuple[str | None, dict[str, Any]]:
+        self.decoded.inputs = args.inputs
         outputs = {**_default_outputs(args), **args.inputs}
         extra = OUTPUTS.get(args.typ)
         if extra:
@@ -262,7 +269,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     urn=response.urn,
                     parent=request.parent or None,
                     custom=bool(request.custom),
-                    raw_inputs=rpc.deserialize_properties(request.object),
+                    raw_inputs=self.mocks.decoded.inputs,
                     dependencies=tuple(request.dependencies),
                     provider=request.provider or None,
                     replace_on_changes=tuple(request.replaceOnChanges),
@@ -313,6 +320,22 @@ def program_file(path: Path) -> Callable[[], None]:
     return program
 
 
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """CPython's cyclic garbage collector off for the run. The run allocates millions of
+    short-lived objects (Outputs, futures, protobuf messages) while its live heap grows with
+    every endpoint, and each full collection scans all of it again: with 1000 endpoints that
+    was a third of the plan's time. The cycles the run leaves (about 30 MB per 1000 endpoints)
+    are freed by the first collection after it."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def run(
     program: Callable[[], None],
     *,
@@ -345,7 +368,8 @@ def run(
         return _collect(exported, outputs)
 
     try:
-        execute()
+        with _collector_paused():
+            execute()
     finally:
         PROGRAM.enabled = True
     return OfflineRun(list(mocks.registrations), outputs)
