@@ -22,8 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
+from mlcc.plan import manifest_yaml
 from mlcc.plan import report as plan_report
 from mlcc.plan.report import CR_TYPE, PlannedResource
 
@@ -328,7 +327,7 @@ def _write(resources: list[PlannedResource], outputs: dict[str, Any], out: Path)
     for index, resource in enumerate(k8s_objects, start=1):
         kind = str(resource.inputs.get("kind", "object")).lower()
         path = manifests / f"{index:02d}-{kind}-{resource.name}.yaml"
-        path.write_text(yaml.safe_dump(resource.inputs, sort_keys=False), encoding="utf-8")
+        path.write_text(manifest_yaml.dump(resource.inputs), encoding="utf-8")
     plan = {"resources": [r.as_json() for r in resources], "outputs": outputs}
     text = json.dumps(plan, indent=2, ensure_ascii=False, default=_asset_json) + "\n"
     (out / PLAN_FILE).write_text(text, encoding="utf-8")
