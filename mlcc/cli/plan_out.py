@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from mlcc.plan import manifest_yaml
 from mlcc.plan.report import PlannedResource
 from mlcc.userfiles import (
     FILE,
@@ -132,7 +131,7 @@ def manifests(resources: list[PlannedResource]) -> list[Manifest]:
     return [
         Manifest(
             f"{index:02d}-{str(r.inputs.get('kind', 'object')).lower()}-{r.name}.yaml",
-            yaml.safe_dump(r.inputs, sort_keys=False),
+            manifest_yaml.dump(r.inputs),
         )
         for index, r in enumerate(objects, start=1)
     ]

@@ -85,7 +85,8 @@ class EndpointsReadiness(pulumi.ComponentResource):
 
 def _applied_target(target: ReadinessTarget) -> pulumi.Output[Target | None]:
     # The provider sets the applied object's fields as outputs; CustomResource has no typed ones.
-    metadata = pulumi.Output.from_input(cast(Any, target.custom_resource).metadata)
+    # The output holds plain data, so it is read as it is, not unwrapped level by level.
+    metadata: pulumi.Output[Any] = cast(Any, target.custom_resource).metadata
     generation = metadata.apply(applied_generation)
     return pulumi.Output.all(generation, target.speculative).apply(
         lambda values: _target(target, values[0], values[1])
