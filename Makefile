@@ -34,5 +34,7 @@ typecheck: $(BIN)/mlcc
 	$(BIN)/mypy
 	$(BIN)/mypy --strict images/serve/serve.py benchmarks scripts
 
+# The suite runs on every core (pytest-xdist); `-n 0` in PYTEST_ARGS runs it in one process.
+PYTEST_ARGS ?= -n auto
 test: lint typecheck
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -8,9 +8,12 @@ shared machine disturb less) are reported, with each side's test counts from its
 so a speed-up cannot come from running fewer tests.
 
     python benchmarks/suite_time.py BEFORE AFTER [--runs 3] [--before-env KEY=VALUE ...]
+        [--after-args="-n auto"]
 
 --before-env/--after-env set variables for one side only (e.g. where an old checkout looked
-for files that are now in the repository). Results of a run: benchmarks/suite_time.md.
+for files that are now in the repository); --before-args/--after-args add pytest arguments to
+one side (e.g. `-n auto`, as `make test` runs the suite since it has pytest-xdist). Results of
+a run: benchmarks/suite_time.md.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shlex
 import statistics
 import subprocess
 import sys
@@ -42,6 +46,7 @@ class Side:
     name: str
     checkout: Path
     env: dict[str, str]
+    args: tuple[str, ...] = ()
 
 
 def children_cpu() -> float:
@@ -62,7 +67,7 @@ def run_suite(side: Side) -> Run:
     with tempfile.TemporaryDirectory() as scratch:
         report = Path(scratch) / "junit.xml"
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-        command += [f"--junitxml={report}"]
+        command += [f"--junitxml={report}", *side.args]
         env = {**os.environ, "PYTHONPATH": str(side.checkout), **side.env}
         cpu_before, start = children_cpu(), time.perf_counter()
         done = subprocess.run(command, cwd=side.checkout, env=env, capture_output=True, text=True)
@@ -118,10 +123,22 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3, help="runs per checkout (default 3)")
     parser.add_argument("--before-env", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--after-env", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--before-args", default="", metavar="ARGS", help="pytest arguments")
+    parser.add_argument("--after-args", default="", metavar="ARGS", help="pytest arguments")
     args = parser.parse_args()
     sides = (
-        Side("before", args.before.resolve(), assignments(args.before_env)),
-        Side("after", args.after.resolve(), assignments(args.after_env)),
+        Side(
+            "before",
+            args.before.resolve(),
+            assignments(args.before_env),
+            tuple(shlex.split(args.before_args)),
+        ),
+        Side(
+            "after",
+            args.after.resolve(),
+            assignments(args.after_env),
+            tuple(shlex.split(args.after_args)),
+        ),
     )
     for side in sides:
         if not (side.checkout / "pyproject.toml").is_file():

@@ -8,13 +8,18 @@ regions from botocore's endpoint data. Pure apart from reading that data once.
 from __future__ import annotations
 
 import difflib
+import gc
+import os
 import re
 import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
+import botocore.loaders
 import botocore.model
-import botocore.session
+import botocore.regions
 
 # Tags this program adds to every resource itself (mlcc.config.infrastructure); they count against
 # AWS's per-resource limit.
@@ -23,32 +28,59 @@ OWN_TAGS = 3
 _UNICODE_CLASSES = {"L": "L", "Z": "Z", "N": "N"}
 
 
+@contextmanager
+def _no_gc_pauses() -> Iterator[None]:
+    """Decoding botocore's JSON (megabytes of fresh dicts) triggers the cyclic collector again
+    and again, and each full pass walks every object the Pulumi SDKs created: paused, the same
+    data loads several times faster. The decoded data holds no cycles."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 @cache
-def _session() -> botocore.session.Session:
-    return botocore.session.get_session()
+def _loader() -> botocore.loaders.Loader:
+    """botocore's own data loader, with the search path a botocore session uses (AWS_DATA_PATH
+    before the data botocore ships); only the files read below are loaded, not a whole session."""
+    return botocore.loaders.create_loader(os.environ.get("AWS_DATA_PATH"))
+
+
+@cache
+def _service_model(service: str) -> botocore.model.ServiceModel:
+    with _no_gc_pauses():
+        data = _loader().load_service_model(service, "service-2")
+    return botocore.model.ServiceModel(data, service_name=service)
 
 
 @cache
 def _shape_metadata(service: str, shape: str) -> dict[str, Any]:
-    metadata: dict[str, Any] = _session().get_service_model(service).shape_for(shape).metadata
+    metadata: dict[str, Any] = _service_model(service).shape_for(shape).metadata
     return metadata
 
 
 @cache
 def known_regions() -> frozenset[str]:
-    """Every region of every partition in which SageMaker (and so HyperPod) has an endpoint."""
-    session = _session()
+    """Every region of every partition in which SageMaker (and so HyperPod) has an endpoint:
+    what botocore's `Session.get_available_regions("sagemaker", partition)` answers, read from
+    the same endpoints.json by botocore's own resolver."""
+    with _no_gc_pauses():
+        resolver = botocore.regions.EndpointResolver(_loader().load_data("endpoints"))
+    prefix = _service_model("sagemaker").metadata.get("endpointPrefix", "sagemaker")
     return frozenset(
         region
-        for partition in session.get_available_partitions()
-        for region in session.get_available_regions("sagemaker", partition)
+        for partition in resolver.get_available_partitions()
+        for region in resolver.get_available_endpoints(prefix, partition)
     )
 
 
 @cache
 def hyperpod_instance_types() -> frozenset[str]:
     """The instance types a HyperPod cluster takes: the SageMaker model's ClusterInstanceType."""
-    shape = _session().get_service_model("sagemaker").shape_for("ClusterInstanceType")
+    shape = _service_model("sagemaker").shape_for("ClusterInstanceType")
     assert isinstance(shape, botocore.model.StringShape)
     return frozenset(shape.enum)
 
