@@ -23,6 +23,7 @@ from typing import Any
 
 from mlcc import engine_contract as contract
 from mlcc.config.endpoints import EndpointConfig
+from mlcc.config.pod_names import deployment_pods_regex
 from mlcc.serving.engines import ENV_PREFIXES, Engine
 from mlcc.serving.speculative import speculative_env
 
@@ -201,8 +202,13 @@ def worker_container(pod: Mapping[str, Any], worker_image: str | None) -> Mappin
 def pods_by_name_prefix(
     pods: Iterable[Mapping[str, Any]], endpoint_name: str
 ) -> list[Mapping[str, Any]]:
-    """Fallback when the endpoint publishes no selector: its Deployment's pods share its name."""
-    return [p for p in pods if pod_name(p).startswith(f"{endpoint_name}-")]
+    """Fallback when the endpoint publishes no selector: its Deployment's pods, named as
+    Kubernetes names them (never a twin's `<name>-baseline-...` pods)."""
+    try:
+        names = re.compile(deployment_pods_regex(endpoint_name))
+    except ValueError:  # not a Deployment name: nothing of the cluster's can be its pods
+        return []
+    return [p for p in pods if names.fullmatch(pod_name(p))]
 
 
 def pod_phase(pod: Mapping[str, Any]) -> str:

@@ -418,9 +418,11 @@ def test_an_unreadable_log_fails_with_the_reason() -> None:
     )
 
 
-def test_pods_without_a_selector_are_matched_by_the_deployment_name_prefix() -> None:
-    pods = [s.pod(n, []) for n in ("hp-dev-7c9f8d-x2k4q", "hp-dev-canary-0", "hp-devx-1", "other")]
+def test_pods_without_a_selector_are_the_deployments_own_not_the_twins() -> None:
+    names = ("hp-dev-7c9f8d-x2k4q", "hp-dev-baseline-7c9f8d-x2k4q", "hp-dev-canary-0", "hp-devx-1")
+    pods = [s.pod(n, []) for n in (*names, "other")]
     assert [p["metadata"]["name"] for p in pods_by_name_prefix(pods, "hp-dev")] == [
-        "hp-dev-7c9f8d-x2k4q",
-        "hp-dev-canary-0",
+        "hp-dev-7c9f8d-x2k4q"
     ]
+    twin = pods_by_name_prefix(pods, "hp-dev-baseline")
+    assert [p["metadata"]["name"] for p in twin] == ["hp-dev-baseline-7c9f8d-x2k4q"]
