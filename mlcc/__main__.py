@@ -1,5 +1,3 @@
-import sys
+from mlcc.cli import entry
 
-from mlcc.cli import main
-
-sys.exit(main())
+entry()

@@ -9,9 +9,11 @@ Exit codes: 0 success, 1 a finding or config error, 2 a usage error (argparse's 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
+import threading
 from collections.abc import Callable, Sequence
 
 EXIT_INTERRUPTED = 130
@@ -41,5 +43,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
 
 
+def entry() -> None:
+    """The `mlcc` command: `main`, then exit. A request given up on at its deadline may still
+    be stuck in a daemon thread inside a C extension (ssl, a socket read); the interpreter's
+    shutdown would then abort ("Fatal Python error: Aborted"), so the process ends at once
+    once its output is flushed."""
+    code = main()
+    abandoned = [t for t in threading.enumerate() if t.daemon and t.is_alive()]
+    if not abandoned:
+        sys.exit(code)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
