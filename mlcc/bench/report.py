@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from mlcc.bench.stats import LATENCY_KEYS
+from mlcc.engine_contract.values import printable
 from mlcc.userfiles import (
     FILE,
     FOLDER,
@@ -59,7 +60,7 @@ def _cell(value: Any, field: str | None, unknown: bool = False) -> str:
     if value is None:
         return "unknown" if unknown else "-"
     if isinstance(value, bool) or not isinstance(value, int | float):
-        return _printable(str(value))[:12]  # a baseline file may hold anything
+        return printable(str(value))[:12]  # a baseline file may hold anything
     if isinstance(value, float) and not math.isfinite(value):
         return "-"
     if isinstance(value, int) and value.bit_length() > 40:
@@ -77,8 +78,8 @@ def _run_cell(run: Mapping[str, Any], key: str, field: str | None) -> str:
 
 def summary_lines(run: Mapping[str, Any]) -> list[str]:
     head = (
-        f"{_printable(run['label'])}: {run['engine']} {_printable(run['model'])} at "
-        f"{_printable(run['target'])}; {run['completed']}/{run['requests']} completed, "
+        f"{printable(str(run['label']))}: {run['engine']} {printable(str(run['model']))} at "
+        f"{printable(str(run['target']))}; {run['completed']}/{run['requests']} completed, "
         f"{run['failed']} failed, concurrency {run['concurrency']}"
     )
     lines = [head]
@@ -91,7 +92,7 @@ def summary_lines(run: Mapping[str, Any]) -> list[str]:
     else:
         lines.append(f"  speculative metrics from {spec['source']}")
     for key, reason in (run.get("unknown") or {}).items():
-        lines.append(f"  {_UNKNOWN_NAMES.get(key, key)} unknown: {_printable(reason)}")
+        lines.append(f"  {_UNKNOWN_NAMES.get(key, key)} unknown: {printable(str(reason))}")
     if run.get("usage_reported") is False:
         lines.append("  warning: no usage in the stream; tokens counted as chunks (too few)")
     return lines
@@ -103,11 +104,6 @@ _UNKNOWN_NAMES = {
     "itl_ms": "ITL",
     "speculative": "speculative figures",
 }
-
-
-def _printable(text: Any) -> str:
-    """Control characters escaped: labels, names and reasons come from users and servers."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
 
 
 def comparison_lines(run: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[str]:
@@ -126,7 +122,7 @@ def comparison_lines(run: Mapping[str, Any], baseline: Mapping[str, Any]) -> lis
 
 
 def _short(label: Any) -> str:
-    text = _printable(label)
+    text = printable(str(label))
     return text if len(text) <= 12 else text[:11] + "~"
 
 

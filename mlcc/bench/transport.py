@@ -19,6 +19,7 @@ from mlcc.bench.deadline import Deadline, DeadlineExceeded, shut_down
 from mlcc.bench.inputs import HttpUrl, parse_http_url
 from mlcc.bench.prometheus import ExpositionError, Sample, merge, parse_exposition
 from mlcc.bench.stream import error_message
+from mlcc.engine_contract.values import printable
 
 MAX_ERROR_BODY_BYTES = 64 * 1024
 MAX_MODELS_BYTES = 4 * 1024 * 1024
@@ -203,8 +204,3 @@ def _scrape_one(url: str, timeout_s: float, tls: ssl.SSLContext) -> list[Sample]
         return parse_exposition(raw.decode("utf-8", "replace"))
     except ExpositionError as error:
         raise MetricsUnavailable(f"{url}: {error}") from None
-
-
-def printable(text: str) -> str:
-    """Control characters escaped, for text a server or a user chose."""
-    return "".join(char if char.isprintable() or char == " " else repr(char)[1:-1] for char in text)

@@ -272,7 +272,7 @@ def _bench(args: argparse.Namespace, plan: Plan) -> int:
                      f"(their figures are in {path})", EXIT_INTERRUPTED)  # fmt: skip
     if stats.most_failed(summary):
         first = next((r.error for r in outcome.results if r.error), "unknown")
-        shown = transport.printable(first)[:300]
+        shown = printable(first)[:300]
         return _fail(f"{summary['failed']} of {summary['sent']} requests failed: {shown}", 1)
     return EXIT_OK
 
@@ -316,7 +316,7 @@ def _scrape_or_warn(urls: list[str], insecure: bool, timeout_s: float) -> list[S
     try:
         return transport.scrape(urls, timeout_s, verify_tls=not insecure)
     except transport.MetricsUnavailable as error:
-        reason = transport.printable(str(error))
+        reason = printable(str(error))
         print(f"{PROG}: warning: no engine metrics ({reason}); speculative: null", file=sys.stderr)
         return None
 

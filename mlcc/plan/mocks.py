@@ -16,7 +16,6 @@ import json
 import runpy
 import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -369,24 +368,8 @@ def run(
         return _collect(exported, outputs)
 
     try:
-        with _imports_left_out_of_collections(), _collector_paused():
+        with _collector_paused():
             execute()
     finally:
         PROGRAM.enabled = True
     return OfflineRun(list(mocks.registrations), outputs)
-
-
-@contextmanager
-def _imports_left_out_of_collections() -> Iterator[None]:
-    """While the program runs, the objects that already exist (above all the modules and classes
-    of the Pulumi SDKs, imported here first as the program would import them) are frozen out of
-    the cyclic collector's passes: otherwise each full pass walks those millions of long-lived
-    objects again, a large part of `mlcc plan`'s own time. Unfrozen afterwards, so repeated
-    runs in one process keep nothing from being collected."""
-    import mlcc.components.program  # noqa: F401  the SDKs __main__.py imports
-
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
