@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from mlcc.engine_contract.values import printable
 from mlcc.userfiles import UserFileError, read_text
 
 # Deeper structures are certainly mistakes, and would exhaust Python's recursion limit later.
@@ -272,7 +273,7 @@ def check_value(value: Any, path: str = "", depth: int = 0) -> None:
         raise ValueCheckError(path, f"is nested too deeply (at most {MAX_DEPTH} levels)")
     if isinstance(value, dict):
         for key, item in value.items():
-            check_value(item, f"{path}.{key}", depth + 1)
+            check_value(item, f"{path}.{printable(str(key))}", depth + 1)
     elif isinstance(value, list):
         for index, item in enumerate(value):
             check_value(item, f"{path}[{index}]", depth + 1)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 from program_runs import IMAGE, REPO
 
@@ -294,6 +294,8 @@ EXPECTED = (stackfiles.StackFileError, stackfiles.StackConfigError, stackfiles.O
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(text=stack_texts, sets=assignments)
+# A map key holding line breaks, under a value out of range: the error names the key escaped.
+@example(text="config:\n 0:\n    ? '\n\n'\n    : 9223372036854775808", sets=[])
 def test_any_stack_text_and_sets_give_values_or_one_line_errors(
     tmp_path_factory: pytest.TempPathFactory, text: str, sets: list[str]
 ) -> None:
