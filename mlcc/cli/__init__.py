@@ -17,21 +17,30 @@ import threading
 from collections.abc import Callable, Sequence
 
 EXIT_INTERRUPTED = 130
-SUBCOMMAND_MODULES = ("mlcc.cli.plan", "mlcc.cli.verify", "mlcc.cli.optimize", "mlcc.cli.bench")
+SUBCOMMAND_MODULES = {
+    "plan": "mlcc.cli.plan",
+    "verify": "mlcc.cli.verify",
+    "optimize": "mlcc.cli.optimize",
+    "bench": "mlcc.cli.bench",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand, or only of `command` when it names one: a plan then
+    does not import verify's, optimize's and bench's modules (`mlcc --help` lists them all)."""
     parser = argparse.ArgumentParser(
         prog="mlcc", description="Speculative-decoding endpoints on SageMaker HyperPod"
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module_name in SUBCOMMAND_MODULES:
-        importlib.import_module(module_name).register(subparsers)
+    chosen = [command] if command in SUBCOMMAND_MODULES else list(SUBCOMMAND_MODULES)
+    for name in chosen:
+        importlib.import_module(SUBCOMMAND_MODULES[name]).register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(arguments[0] if arguments else None).parse_args(arguments)
     run: Callable[[argparse.Namespace], int] = args.run
     try:
         return run(args)

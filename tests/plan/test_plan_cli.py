@@ -541,3 +541,14 @@ def test_no_printed_line_is_wider_than_100_columns_but_literals(
         if len(line) > 100 and not _LITERAL_LINE.search(line)
     ]
     assert wide == []
+
+
+def test_a_plan_imports_no_other_subcommand() -> None:
+    """`mlcc plan` pays only for its own modules: verify's, optimize's and bench's stay out."""
+    code = (
+        "import sys, mlcc.cli\n"
+        "mlcc.cli.build_parser('plan')\n"
+        "print(sorted(m for m in sys.modules if m.startswith('mlcc.cli.')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["['mlcc.cli.plan',", "'mlcc.cli.plan_out']"]
