@@ -4,7 +4,8 @@ The ratio is the program's own overhead (config, components, mock engine, manife
 what any Pulumi program pays to import its SDKs. The SDKs load their resource modules lazily,
 so the bare process touches a class of each module the program uses (aws.ec2.Vpc, ...), not
 just the top-level packages. Runs are interleaved so machine noise affects both sides alike;
-the median of each side is reported.
+the median of each side is reported, in wall time and in CPU time (user + system of the
+process: steadier than wall time when other jobs share the machine).
 
     python benchmarks/plan_time.py [--stack dev] [--runs 5] [--set KEY=VALUE ...]
 """
@@ -12,6 +13,7 @@ the median of each side is reported.
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import subprocess
 import sys
@@ -30,10 +32,16 @@ SDK_IMPORTS = (
 )
 
 
-def timed(command: list[str]) -> float:
-    start = time.perf_counter()
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(command: list[str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of one run of `command`."""
+    cpu, start = children_cpu(), time.perf_counter()
     subprocess.run(command, cwd=REPO, check=True, capture_output=True)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, children_cpu() - cpu
 
 
 def main() -> int:
@@ -52,10 +60,13 @@ def main() -> int:
         for _ in range(args.runs):
             plan_times.append(timed(plan))
             bare_times.append(timed(bare))
-    plan_median, bare_median = statistics.median(plan_times), statistics.median(bare_times)
-    print(f"mlcc plan --stack {args.stack}: median {plan_median:.3f} s over {args.runs} runs")
-    print(f"bare SDK imports:          median {bare_median:.3f} s over {args.runs} runs")
-    print(f"ratio plan / bare imports: {plan_median / bare_median:.2f}")
+    name = f"mlcc plan --stack {args.stack}"
+    for index, kind in enumerate(("wall", "CPU")):
+        plan_median = statistics.median(run[index] for run in plan_times)
+        bare_median = statistics.median(run[index] for run in bare_times)
+        print(f"{kind}: {name}: median {plan_median:.3f} s over {args.runs} runs")
+        print(f"{kind}: bare SDK imports: median {bare_median:.3f} s")
+        print(f"{kind}: ratio plan / bare imports: {plan_median / bare_median:.2f}")
     return 0
 
 
