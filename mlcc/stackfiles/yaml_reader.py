@@ -113,7 +113,13 @@ class _Loader(yaml.SafeLoader):
 
 
 def compose(text: str, source: str) -> yaml.Node | None:
-    """The YAML node tree of `text`, or StackFileError with the line and column."""
+    """The YAML node tree of `text`, or StackFileError with the line and column.
+
+    libyaml composes (when PyYAML has it); any text it refuses, or whose tree breaks a rule
+    checked while composing, is composed again in Python, so every error reads as PyYAML's."""
+    composed, root = _compose_with_libyaml(text)
+    if composed:
+        return root
     try:
         return yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as error:
@@ -122,6 +128,63 @@ def compose(text: str, source: str) -> yaml.Node | None:
         raise StackFileError(f"{source}: not valid YAML ({_one_line(str(error))})") from None
     except RecursionError:
         raise StackFileError(f"{source}: nested too deeply (at most {MAX_DEPTH} levels)") from None
+
+
+_CLoader = getattr(yaml, "CSafeLoader", None)
+
+
+def _compose_with_libyaml(text: str) -> tuple[bool, yaml.Node | None]:
+    """(True, libyaml's node tree of `text` as the Python composer would give it), or (False,
+    None). libyaml refuses nesting beyond 1000 levels itself: no input recurses without bound."""
+    if _CLoader is None or "\t" in text:  # libyaml takes tabs in places PyYAML does not
+        return False, None
+    try:
+        root = yaml.compose(text, Loader=_CLoader)
+    except yaml.YAMLError:
+        return False, None
+    if root is not None and not _as_python_composes(root):
+        return False, None
+    return True, root
+
+
+def _as_python_composes(root: yaml.Node) -> bool:
+    """Give plain scalars the style the Python composer gives them (None, where libyaml says
+    ""); False for a tree the Python composer would answer otherwise: one nested deeper than
+    MAX_DEPTH (its recursion may run out first), an empty key, or a `<<` merge key naming an
+    alias of anything but a map (`_Loader` refuses it; an alias starts before its key)."""
+    seen: set[int] = set()
+    pending = [(root, 0)]
+    while pending:
+        node, depth = pending.pop()
+        if depth > MAX_DEPTH:
+            return False
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode):
+            node.style = node.style or None
+        elif isinstance(node, yaml.SequenceNode):
+            pending += ((item, depth + 1) for item in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if _merges_an_alias_of_no_map(key, value) or _is_empty(key):
+                    return False
+                pending += ((key, depth + 1), (value, depth + 1))
+    return True
+
+
+def _is_empty(key: yaml.Node) -> bool:
+    """An empty key: its line (in errors) is the next line in libyaml, its own in PyYAML."""
+    return isinstance(key, yaml.ScalarNode) and key.value == "" and not key.style
+
+
+def _merges_an_alias_of_no_map(key: yaml.Node, value: yaml.Node) -> bool:
+    return (
+        isinstance(key, yaml.ScalarNode)
+        and key.tag == MERGE_TAG
+        and not isinstance(value, yaml.MappingNode)
+        and value.start_mark.index < key.start_mark.index
+    )
 
 
 def _yaml_message(error: yaml.MarkedYAMLError, source: str) -> str:
