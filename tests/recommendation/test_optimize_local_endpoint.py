@@ -17,11 +17,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import boto3
+import botocore.session
 import pytest
 from hostile_files import Outcome, in_process
 from local_aws import LocalAWS, Reply, error, local_aws
 from recommendation_stubs import MODEL_S3_URI, ROLE_ARN, eagle3_recommendation, job_arn
 
+from mlcc.config.aws_rules import shared_loader
 from mlcc.recommendation.names import STACK_TAG, stack_name_filter
 
 REPO = Path(__file__).resolve().parents[2]
@@ -76,6 +79,15 @@ def run_process(
 RunCli = Callable[..., Outcome]
 
 
+def fresh_session() -> boto3.Session:
+    """A default session as a new process starts with (boto3's reads the environment and the
+    AWS config files once), with the parsed service models of the process: they never change."""
+    core = botocore.session.get_session()
+    session = boto3.Session(botocore_session=core)
+    core.register_component("data_loader", shared_loader(core.get_config_variable("data_path")))
+    return session
+
+
 @pytest.fixture
 def run_cli(endpoint: LocalAWS, project: Path, monkeypatch: pytest.MonkeyPatch) -> RunCli:
     """`mlcc optimize args...` in this process, in the project folder, with only the AWS
@@ -84,6 +96,7 @@ def run_cli(endpoint: LocalAWS, project: Path, monkeypatch: pytest.MonkeyPatch) 
         monkeypatch.delenv(name)
     for name, value in client_env(endpoint).items():
         monkeypatch.setenv(name, value)
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", fresh_session())
 
     def run(*args: str) -> Outcome:
         return in_process("optimize", *args, cwd=project)
