@@ -3,15 +3,19 @@
 Each maker writes one kind of file a user might hand to `--diff`, `--out`, `--baseline`,
 `--prompts`, `--kubeconfig` or `--project-dir` and returns its path. `run_mlcc` runs
 `python -m mlcc ...` in a subprocess with a timeout (a hang fails the test instead of the
-suite). Root reads and writes every file whatever its permission bits (the capabilities
-CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH), so with `permission_bits=True` a command started as
-root runs without those two (dropped from its bounding set before exec, prctl(2)
-PR_CAPBSET_DROP): a file with mode 000 is then truly unreadable to it, as to any other user.
+suite); `in_process` runs the same command line through `mlcc.cli.main` in the test's process,
+for the cases that cannot block and whose subject is not the process. Root reads and writes
+every file whatever its permission bits (the capabilities CAP_DAC_OVERRIDE and
+CAP_DAC_READ_SEARCH), so with `permission_bits=True` a command started as root runs without
+those two (dropped from its bounding set before exec, prctl(2) PR_CAPBSET_DROP): a file with
+mode 000 is then truly unreadable to it, as to any other user.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import io
 import json
 import os
 import subprocess
@@ -21,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hypothesis import strategies as st
+
+from mlcc.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 TIMEOUT_S = 60
@@ -56,6 +62,23 @@ def run_mlcc(
         preexec_fn=_without_permission_override if permission_bits and as_root else None,
     )
     return Outcome(completed.returncode, completed.stdout, completed.stderr)
+
+
+def in_process(*argv: str, cwd: Path = REPO) -> Outcome:
+    """`mlcc argv...` as `mlcc.cli.main` in this process, in `cwd` as `run_mlcc` runs it; an
+    exception escapes (and fails the test) where the command would print a traceback."""
+    out, err = io.StringIO(), io.StringIO()
+    previous = Path.cwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(argv))
+    except SystemExit as usage_error:  # argparse's own refusals exit 2
+        assert isinstance(usage_error.code, int), usage_error
+        code = usage_error.code
+    finally:
+        os.chdir(previous)
+    return Outcome(code, out.getvalue(), err.getvalue())
 
 
 PR_CAPBSET_DROP = 24  # <linux/prctl.h>

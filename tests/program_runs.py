@@ -9,7 +9,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 from mlcc.components.endpoint import InferenceEndpoint, InferenceEndpointArgs
 from mlcc.config import stack as config
@@ -32,12 +34,17 @@ def in_repo() -> Iterator[None]:
         os.chdir(previous)
 
 
+@cache
+def _project() -> Mapping[str, Any]:
+    """The repository's Pulumi.yaml, parsed once per process (resolve only reads it)."""
+    return stackfiles.load_project(REPO)
+
+
 def stack_values(
     stack: str = "dev", overrides: Mapping[str, str | None] | None = None
 ) -> stackfiles.StackValues:
-    project = stackfiles.load_project(REPO)
     return stackfiles.resolve(
-        project, stackfiles.load_stack(REPO, stack), stack=stack, overrides=overrides or {}
+        _project(), stackfiles.load_stack(REPO, stack), stack=stack, overrides=overrides or {}
     )
 
 

@@ -43,10 +43,18 @@ def _no_gc_pauses() -> Iterator[None]:
 
 
 @cache
+def shared_loader(data_path: str | None) -> botocore.loaders.Loader:
+    """One botocore data loader per search path for the whole process, made by botocore's own
+    `create_loader` as a session makes its own (`data_path` first, then ~/.aws/models and the data
+    botocore ships). The loader caches what it parses, and the model files do not change while the
+    process runs: each session it is registered on (as its "data_loader" component) skips parsing
+    the megabytes of service models and endpoints again."""
+    return botocore.loaders.create_loader(data_path)
+
+
 def _loader() -> botocore.loaders.Loader:
-    """botocore's own data loader, with the search path a botocore session uses (AWS_DATA_PATH
-    before the data botocore ships); only the files read below are loaded, not a whole session."""
-    return botocore.loaders.create_loader(os.environ.get("AWS_DATA_PATH"))
+    """The loader of AWS_DATA_PATH; only the files read below are loaded, not a whole session."""
+    return shared_loader(os.environ.get("AWS_DATA_PATH"))
 
 
 @cache

@@ -1,4 +1,5 @@
-"""`python -m mlcc optimize` as a process, against a local SageMaker endpoint.
+"""`mlcc optimize` against a local SageMaker endpoint: the command line run in this process
+(`mlcc.cli.main`), and as a process (`python -m mlcc`) where the process is the subject.
 
 boto3 finds the endpoint through AWS_ENDPOINT_URL_SAGEMAKER, exactly as a user would point it
 elsewhere. The endpoint checks every request against the botocore model (tests/local_aws.py)
@@ -12,14 +13,18 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import boto3
+import botocore.session
 import pytest
+from hostile_files import Outcome, in_process
 from local_aws import LocalAWS, Reply, error, local_aws
 from recommendation_stubs import MODEL_S3_URI, ROLE_ARN, eagle3_recommendation, job_arn
 
+from mlcc.config.aws_rules import shared_loader
 from mlcc.recommendation.names import STACK_TAG, stack_name_filter
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,12 +48,9 @@ def endpoint() -> Iterator[LocalAWS]:
         assert fake.violations == []
 
 
-def run_cli(
-    endpoint: LocalAWS, project: Path, *args: str, stdout: Any = subprocess.PIPE
-) -> subprocess.CompletedProcess[str]:
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "PYTHONPATH": str(REPO),
+def client_env(endpoint: LocalAWS) -> dict[str, str]:
+    """The AWS settings of every run: the local endpoint, dummy keys, no AWS config files."""
+    return {
         "AWS_ENDPOINT_URL_SAGEMAKER": endpoint.url,
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
@@ -56,6 +58,12 @@ def run_cli(
         "AWS_CONFIG_FILE": os.devnull,
         "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
     }
+
+
+def run_process(
+    endpoint: LocalAWS, project: Path, *args: str, stdout: Any = subprocess.PIPE
+) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(REPO), **client_env(endpoint)}
     return subprocess.run(
         [sys.executable, "-m", "mlcc", "optimize", *args],
         cwd=project,
@@ -66,6 +74,34 @@ def run_cli(
         timeout=120,
         check=False,
     )
+
+
+RunCli = Callable[..., Outcome]
+
+
+def fresh_session() -> boto3.Session:
+    """A default session as a new process starts with (boto3's reads the environment and the
+    AWS config files once), with the parsed service models of the process: they never change."""
+    core = botocore.session.get_session()
+    session = boto3.Session(botocore_session=core)
+    core.register_component("data_loader", shared_loader(core.get_config_variable("data_path")))
+    return session
+
+
+@pytest.fixture
+def run_cli(endpoint: LocalAWS, project: Path, monkeypatch: pytest.MonkeyPatch) -> RunCli:
+    """`mlcc optimize args...` in this process, in the project folder, with only the AWS
+    settings of `client_env` (none of the environment's own)."""
+    for name in [name for name in os.environ if name.startswith("AWS_")]:
+        monkeypatch.delenv(name)
+    for name, value in client_env(endpoint).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", fresh_session())
+
+    def run(*args: str) -> Outcome:
+        return in_process("optimize", *args, cwd=project)
+
+    return run
 
 
 @pytest.fixture
@@ -118,50 +154,52 @@ def tagged_jobs(
     )
 
 
-def assert_one_clean_line(result: subprocess.CompletedProcess[str], code: int) -> str:
-    assert result.returncode == code, result.stderr
-    assert "Traceback" not in result.stderr
-    lines = [line for line in result.stderr.splitlines() if not line.startswith("note:")]
-    assert len(lines) == 1, result.stderr
+def assert_one_clean_line(result: Outcome, code: int) -> str:
+    assert result.code == code, result.err
+    assert "Traceback" not in result.err
+    lines = [line for line in result.err.splitlines() if not line.startswith("note:")]
+    assert len(lines) == 1, result.err
     return lines[0]
 
 
-def test_start_sends_tagged_requests_the_model_accepts(endpoint: LocalAWS, project: Path) -> None:
+def test_start_sends_tagged_requests_the_model_accepts(endpoint: LocalAWS, run_cli: RunCli) -> None:
     endpoint.on("CreateAIWorkloadConfig", Reply(body={"AIWorkloadConfigArn": job_arn("w")}))
     endpoint.on("CreateAIRecommendationJob", Reply(body={"AIRecommendationJobArn": job_arn("j")}))
-    result = run_cli(endpoint, project, "--stack", "dev")
-    assert result.returncode == 0, result.stderr
+    result = run_cli("--stack", "dev")
+    assert result.code == 0, result.err
     assert endpoint.operations() == ["CreateAIWorkloadConfig", "CreateAIRecommendationJob"]
     for _, request in endpoint.requests:
         assert request["Tags"] == [{"Key": STACK_TAG, "Value": "dev"}]
     job = endpoint.requests[1][1]["AIRecommendationJobName"]
-    assert job.startswith(stack_name_filter("dev")) and job in result.stdout
+    assert job.startswith(stack_name_filter("dev")) and job in result.out
 
 
-def test_list_shows_only_jobs_tagged_with_the_stack(endpoint: LocalAWS, project: Path) -> None:
+def test_list_shows_only_jobs_tagged_with_the_stack(endpoint: LocalAWS, run_cli: RunCli) -> None:
     tagged_jobs(endpoint, {"job-a": "dev", "job-b": "dev-latency", "job-c": None, "job-d": "dev"})
-    result = run_cli(endpoint, project, "--list", "--stack", "dev", "--json")
-    assert result.returncode == 0, result.stderr
-    assert [row["name"] for row in json.loads(result.stdout)] == ["job-a", "job-d"]
+    result = run_cli("--list", "--stack", "dev", "--json")
+    assert result.code == 0, result.err
+    assert [row["name"] for row in json.loads(result.out)] == ["job-a", "job-d"]
     listed = endpoint.requests[0][1]
     assert listed["NameContains"] == stack_name_filter("dev")
 
 
-def test_a_long_stack_name_keeps_its_jobs(endpoint: LocalAWS, project: Path) -> None:
+def test_a_long_stack_name_keeps_its_jobs(
+    endpoint: LocalAWS, project: Path, run_cli: RunCli
+) -> None:
     stack = "production-europe-west-llama-3-70b-instruct-speculative"
     (project / f"Pulumi.{stack}.yaml").write_bytes(STACK_FILE.encode())
     tagged_jobs(endpoint, {"long-job": stack, "other": stack[:-1]})
-    result = run_cli(endpoint, project, "--list", "--stack", stack, "--json")
-    assert [row["name"] for row in json.loads(result.stdout)] == ["long-job"]
+    result = run_cli("--list", "--stack", stack, "--json")
+    assert [row["name"] for row in json.loads(result.out)] == ["long-job"]
 
 
 def test_apply_top_writes_above_the_closing_comment_with_crlf(
-    endpoint: LocalAWS, project: Path
+    endpoint: LocalAWS, project: Path, run_cli: RunCli
 ) -> None:
     tagged_jobs(endpoint, {"job-of-dev-latency": "dev-latency", "job-of-dev": "dev"})
-    result = run_cli(endpoint, project, "--apply", "top", "--stack", "dev")
-    assert result.returncode == 0, result.stderr
-    assert "applied the top recommendation of job-of-dev" in result.stdout
+    result = run_cli("--apply", "top", "--stack", "dev")
+    assert result.code == 0, result.err
+    assert "applied the top recommendation of job-of-dev" in result.out
     text = (project / "Pulumi.dev.yaml").read_bytes().decode()
     assert text == STACK_FILE.replace(
         "  # Speculative keys",
@@ -178,7 +216,7 @@ def test_list_into_a_closed_pipe_ends_quietly(endpoint: LocalAWS, project: Path)
     reader, writer = os.pipe()
     os.close(reader)  # like `| head` that has already exited
     try:
-        result = run_cli(
+        result = run_process(
             endpoint, project, "--list", "--json", "--region", "us-east-1", stdout=writer
         )
     finally:
@@ -204,10 +242,10 @@ def test_list_into_a_closed_pipe_ends_quietly(endpoint: LocalAWS, project: Path)
     ],
 )
 def test_any_list_reply_ends_in_one_line(
-    endpoint: LocalAWS, project: Path, reply: Reply, expected: str
+    endpoint: LocalAWS, run_cli: RunCli, reply: Reply, expected: str
 ) -> None:
     endpoint.on("ListAIRecommendationJobs", reply)
-    result = run_cli(endpoint, project, "--list", "--region", "us-east-1")
+    result = run_cli("--list", "--region", "us-east-1")
     line = assert_one_clean_line(result, 1)
     assert line.startswith("mlcc optimize: ") and expected in line
 
@@ -228,11 +266,11 @@ def test_any_list_reply_ends_in_one_line(
         error("ResourceNotFound", "no such job"),
     ],
 )
-def test_any_describe_reply_ends_cleanly(endpoint: LocalAWS, project: Path, reply: Reply) -> None:
+def test_any_describe_reply_ends_cleanly(endpoint: LocalAWS, run_cli: RunCli, reply: Reply) -> None:
     endpoint.on("DescribeAIRecommendationJob", reply)
-    result = run_cli(endpoint, project, "--show", "some-job", "--region", "us-east-1")
-    assert "Traceback" not in result.stderr
-    if result.returncode != 0:
+    result = run_cli("--show", "some-job", "--region", "us-east-1")
+    assert "Traceback" not in result.err
+    if result.code != 0:
         assert_one_clean_line(result, 1)
 
 
@@ -240,18 +278,18 @@ def test_any_describe_reply_ends_cleanly(endpoint: LocalAWS, project: Path, repl
     "args", [["--show", "my_job"], ["--wait", "--job=-x"], ["--apply", "a" * 64]]
 )
 def test_a_job_name_the_api_would_reject_is_never_sent(
-    endpoint: LocalAWS, project: Path, args: list[str]
+    endpoint: LocalAWS, run_cli: RunCli, args: list[str]
 ) -> None:
-    result = run_cli(endpoint, project, *args, "--stack", "dev")
+    result = run_cli(*args, "--stack", "dev")
     line = assert_one_clean_line(result, 2)
     assert "is not a recommendation job name" in line
     assert endpoint.requests == []
 
 
 def test_tags_missing_from_describe_are_read_with_list_tags(
-    endpoint: LocalAWS, project: Path
+    endpoint: LocalAWS, run_cli: RunCli
 ) -> None:
     tagged_jobs(endpoint, {"job-a": None}, listed_tags="dev")
-    result = run_cli(endpoint, project, "--list", "--stack", "dev", "--json")
-    assert [row["name"] for row in json.loads(result.stdout)] == ["job-a"]
+    result = run_cli("--list", "--stack", "dev", "--json")
+    assert [row["name"] for row in json.loads(result.out)] == ["job-a"]
     assert endpoint.requests[-1] == ("ListTags", {"ResourceArn": job_arn("job-a")})
