@@ -260,8 +260,8 @@ def test_exec_plugin_path_lookup_uses_path(tmp_path: Path, monkeypatch: pytest.M
             api_client(str(kubeconfig))
 
 
-# A failing API is given up on (api_grace_s) well before the timeout (--timeout 0.005: 0.3 s).
-HOSTILE_TIMINGS = WaitSettings(poll_s=0.02, grace_s=0.05, api_grace_s=0.05)
+# A failing API is given up on (api_grace_s) long before the timeout (--timeout 0.005: 0.3 s).
+HOSTILE_TIMINGS = WaitSettings(poll_s=0.01, grace_s=0.02, api_grace_s=0.02)
 HOSTILE_BODIES = st.one_of(
     st.binary(max_size=200),
     st.just(b"\xff\xfe not utf-8 \x80"),
