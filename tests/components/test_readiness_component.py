@@ -33,7 +33,7 @@ from mlcc.manifest import workload
 from mlcc.plan import mocks as offline
 
 CR_TYPE = "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig"
-FAST = WaitSettings(timeout_s=5.0, poll_s=0.1, grace_s=0.3, api_grace_s=0.5)
+FAST = WaitSettings(timeout_s=5.0, poll_s=0.05, grace_s=0.15, api_grace_s=0.2)
 
 
 class AppliedMocks(offline.RecordingMocks):
@@ -92,7 +92,7 @@ def test_the_program_waits_until_the_endpoint_serves_and_logs_progress(
     scenes = [
         Scene(0, d.endpoint("DeploymentInProgress"), [d.pod()]),
         Scene(
-            0.4,
+            0.15,
             d.endpoint("DeploymentComplete"),
             [d.pod(ready=True)],
             logs={(d.POD, d.WORKER, False): s.VLLM_EAGLE3_LOG},

@@ -4,8 +4,9 @@ It serves what the deploy wait reads, shaped as the API serves it: the Inference
 (GET and `?watch=true` streams of newline-delimited watch events), PodList, EventList (core/v1),
 pod logs (`previous=true` for the crashed run, 400 when a container has none), Status bodies for
 errors. A story is a list of `Scene`s, each shown from `at` seconds after the first request.
-Answers can be turned into 401, 500, a dropped watch, no answer at all (`hang`), or any raw
-answer (`raw`: status, content type, body) for hostile-input tests.
+Answers can be turned into 401, 500, a dropped watch, no answer at all (`hang`), an answer sent a
+byte at a time (`trickle_s`), or any raw answer (`raw`: status, content type, body) for
+hostile-input tests.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class Behaviour:
     answer: Answer = "ok"
     drop_watch: bool = False  # close every watch stream at once, with no event
     raw: tuple[int, str, bytes] | None = None  # this answer to every request
-    trickle: bool = False  # answer one byte every 0.2 s
+    trickle_s: float | None = None  # answer one byte every `trickle_s` seconds
 
 
 def status_body(code: int, reason: str, message: str) -> bytes:
@@ -70,6 +71,11 @@ class FakeKubeApi(LoopbackServer):
         self._started: float | None = None
         self._lock = threading.Lock()
         self._serve(_handler(self))
+        # Shut down within 5 ms, not the 20 ms of LoopbackServer: a property test starts one
+        # server per example.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.005}, daemon=True
+        )
 
     def __exit__(self, *exc: object) -> None:
         self.released.set()
@@ -109,6 +115,9 @@ def _handler(api: FakeKubeApi) -> type[BaseHTTPRequestHandler]:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # watch streams are chunked, as the API server sends them
+        # As the API server (Go) does: without it the body waits for the ACK of the headers,
+        # which the client delays by 40 ms, on every request.
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:
             pass
@@ -156,11 +165,11 @@ def _handler(api: FakeKubeApi) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            if not api.behaviour.trickle:
+            if api.behaviour.trickle_s is None:
                 self.wfile.write(body)
                 return
             for index in range(len(body)):
-                if api.released.wait(0.2):
+                if api.released.wait(api.behaviour.trickle_s):
                     return
                 self.wfile.write(body[index : index + 1])
                 self.wfile.flush()

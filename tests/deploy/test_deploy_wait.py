@@ -1,13 +1,15 @@
 """The deploy wait against a local Kubernetes API, through the real kubernetes client.
 
-Every story ends the right way within a bounded time: the timings are injected (polls of 0.1 s,
-a grace of 0.4 s for a failure sign to last), so "within about two minutes" of production
-becomes "within a second or two" here.
+Every story ends the right way within a bounded time: the timings are injected (polls of 0.05 s,
+a grace of 0.15 s for a failure sign to last), so "within about two minutes" of production
+becomes "within a second" here. A test that a failure ends the wait at once gives the graces
+30 s (`PATIENT`), so that ending soon proves no grace was waited out.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import deploy_samples as d
@@ -20,7 +22,8 @@ from mlcc.deploy.kubeconfig import api_client
 from mlcc.deploy.snapshot import Target
 from mlcc.deploy.waiter import Outcome, WaitSettings, failures, wait_for_endpoints
 
-FAST = WaitSettings(timeout_s=6.0, poll_s=0.1, grace_s=0.4, api_grace_s=0.6)
+FAST = WaitSettings(timeout_s=6.0, poll_s=0.05, grace_s=0.15, api_grace_s=0.2)
+PATIENT = replace(FAST, timeout_s=30.0, grace_s=30.0, api_grace_s=30.0)
 TARGET = Target("inference", "hp-dev", s.expectation(), generation=2)
 READY_LOGS = {(d.POD, d.WORKER, False): s.VLLM_EAGLE3_LOG}
 
@@ -52,9 +55,9 @@ def test_a_slow_deploy_is_waited_for_with_progress_until_it_serves(tmp_path: Pat
     pulling = d.event(d.POD, "Pulling", f"Pulling image {s.IMAGE}", warning=False)
     scenes = [
         Scene(0, d.endpoint(None, observed=None)),
-        Scene(0.3, d.endpoint("DeploymentPending")),
-        Scene(0.6, d.endpoint("DeploymentInProgress"), [d.pod()], [pulling]),
-        serving_scene(1.2),
+        Scene(0.1, d.endpoint("DeploymentPending")),
+        Scene(0.2, d.endpoint("DeploymentInProgress"), [d.pod()], [pulling]),
+        serving_scene(0.5),
     ]
     outcome, lines, elapsed, _ = run_story(tmp_path, scenes)
     assert outcome.serving, outcome.message
@@ -63,7 +66,7 @@ def test_a_slow_deploy_is_waited_for_with_progress_until_it_serves(tmp_path: Pat
     assert any(
         "DeploymentInProgress, 0/1 replicas ready; last event: Pulling: " in x for x in lines
     )
-    assert 1.2 <= elapsed < 4
+    assert 0.5 <= elapsed < 4
 
 
 def test_a_status_of_the_previous_generation_is_not_taken_for_the_new_one(tmp_path: Path) -> None:
@@ -71,18 +74,18 @@ def test_a_status_of_the_previous_generation_is_not_taken_for_the_new_one(tmp_pa
         Scene(
             0, d.endpoint("DeploymentComplete", observed=1), [d.pod(ready=True)], logs=READY_LOGS
         ),
-        serving_scene(0.8),
+        serving_scene(0.25),
     ]
     outcome, lines, elapsed, _ = run_story(tmp_path, scenes)
     assert outcome.serving
     assert "the operator has not yet observed the new spec" in lines[0]
-    assert elapsed >= 0.8
+    assert elapsed >= 0.25
 
 
 def test_deployment_failed_fails_at_once_with_the_operators_message(tmp_path: Path) -> None:
     said = "Deployment hp-dev exceeded its progress deadline"
     scenes = [Scene(0, d.endpoint("DeploymentFailed", message=said))]
-    outcome, _, elapsed, _ = run_story(tmp_path, scenes)
+    outcome, _, elapsed, _ = run_story(tmp_path, scenes, settings=PATIENT)
     assert not outcome.serving
     assert outcome.message.startswith(
         "InferenceEndpointConfig inference/hp-dev is DeploymentFailed: "
@@ -102,7 +105,7 @@ def test_a_crash_loop_fails_with_the_wrappers_refusal_and_what_to_change(tmp_pat
     scenes = [
         Scene(0, d.endpoint("DeploymentInProgress"), [d.pod()]),
         Scene(
-            0.3,
+            0.1,
             d.endpoint("DeploymentInProgress"),
             [crashing],
             logs={(d.POD, d.WORKER, True): refusal + "\n"},
@@ -114,7 +117,7 @@ def test_a_crash_loop_fails_with_the_wrappers_refusal_and_what_to_change(tmp_pat
     assert f"engine log: {refusal}" in outcome.message
     assert "fix what the engine log names (hp:engineArgs" in outcome.message
     assert "\n" not in outcome.message
-    assert 0.3 + FAST.grace_s <= elapsed < 2.5
+    assert 0.1 + FAST.grace_s <= elapsed < 2.5
 
 
 def test_a_crash_loop_is_one_sign_while_the_restarted_engine_runs_between_back_offs(
@@ -126,16 +129,18 @@ def test_a_crash_loop_is_one_sign_while_the_restarted_engine_runs_between_back_o
         waiting=("CrashLoopBackOff", "back-off 10s"), terminated=d.crashed(1), restarts=1
     )
     retrying = d.pod(terminated=d.crashed(1), restarts=1)
+    # Each scene lasts less than the grace: a grace reset by a retry would never run out.
+    settings = replace(FAST, grace_s=0.3)
     scenes = [
         Scene(0, d.endpoint("DeploymentInProgress"), [backoff], logs=logs),
-        Scene(0.25, d.endpoint("DeploymentInProgress"), [retrying], logs=logs),
-        Scene(0.5, d.endpoint("DeploymentInProgress"), [backoff], logs=logs),
-        Scene(0.75, d.endpoint("DeploymentInProgress"), [retrying], logs=logs),
+        Scene(0.1, d.endpoint("DeploymentInProgress"), [retrying], logs=logs),
+        Scene(0.2, d.endpoint("DeploymentInProgress"), [backoff], logs=logs),
+        Scene(0.3, d.endpoint("DeploymentInProgress"), [retrying], logs=logs),
     ]
-    outcome, _, elapsed, _ = run_story(tmp_path, scenes)
+    outcome, _, elapsed, _ = run_story(tmp_path, scenes, settings=settings)
     assert "container model is in CrashLoopBackOff (exit code 1" in outcome.message
     assert "ValueError: To serve at least one request" in outcome.message
-    assert FAST.grace_s <= elapsed < FAST.grace_s + 0.8
+    assert settings.grace_s <= elapsed < settings.grace_s + 0.8
 
 
 def test_a_vllm_value_error_is_quoted_from_the_crashed_run(tmp_path: Path) -> None:
@@ -155,10 +160,10 @@ def test_a_sign_that_goes_away_within_the_grace_is_forgiven(tmp_path: Path) -> N
     backoff = d.pod(waiting=("ImagePullBackOff", "Back-off pulling image"), restarts=0)
     scenes = [
         Scene(0, d.endpoint("DeploymentInProgress"), [backoff]),
-        Scene(0.2, d.endpoint("DeploymentInProgress"), [d.pod()]),
-        serving_scene(0.5),
+        Scene(0.1, d.endpoint("DeploymentInProgress"), [d.pod()]),
+        serving_scene(0.2),
     ]
-    outcome, _, _, _ = run_story(tmp_path, scenes)
+    outcome, _, _, _ = run_story(tmp_path, scenes, settings=replace(FAST, grace_s=0.4))
     assert outcome.serving, outcome.message
 
 
@@ -178,7 +183,7 @@ def test_oom_killed_fails_at_once(tmp_path: Path) -> None:
     oom = d.pod(terminated=d.crashed(137, "OOMKilled"), restarts=1)
     logs = {(d.POD, d.WORKER, True): "INFO loading weights\nKilled\n"}
     scenes = [Scene(0, d.endpoint("DeploymentInProgress"), [oom], logs=logs)]
-    outcome, _, elapsed, _ = run_story(tmp_path, scenes)
+    outcome, _, elapsed, _ = run_story(tmp_path, scenes, settings=PATIENT)
     assert f"pod {d.POD}: container model was OOMKilled" in outcome.message
     assert "larger hp:instanceType" in outcome.message
     assert elapsed < 1.5
@@ -206,31 +211,31 @@ def test_a_ready_pod_is_waited_for_until_the_engine_logs_its_config(tmp_path: Pa
     loading = {(d.POD, d.WORKER, False): s.VLLM_STILL_LOADING_LOG}
     scenes = [
         Scene(0, d.endpoint("DeploymentComplete"), [d.pod(ready=True)], logs=loading),
-        serving_scene(0.6),
+        serving_scene(0.2),
     ]
     outcome, _, elapsed, _ = run_story(tmp_path, scenes)
     assert outcome.serving
-    assert elapsed >= 0.6
+    assert elapsed >= 0.2
 
 
 def test_a_deploy_that_never_completes_fails_at_the_timeout_with_the_state_reached(
     tmp_path: Path,
 ) -> None:
     scenes = [Scene(0, d.endpoint("DeploymentInProgress"), [d.pod()])]
-    settings = WaitSettings(timeout_s=1.0, poll_s=0.1, grace_s=0.4, api_grace_s=0.6)
+    settings = replace(FAST, timeout_s=0.3)
     outcome, _, elapsed, _ = run_story(tmp_path, scenes, settings=settings)
     assert outcome.message == (
-        "InferenceEndpointConfig inference/hp-dev did not serve within 0.0166667 minutes "
+        "InferenceEndpointConfig inference/hp-dev did not serve within 0.005 minutes "
         "(hp:deployTimeoutMinutes): InferenceEndpointConfig inference/hp-dev: "
         "DeploymentInProgress, 0/1 replicas ready; still waiting for state DeploymentComplete "
         "(now DeploymentInProgress)"
     )
-    assert 1.0 <= elapsed < 2.5
+    assert 0.3 <= elapsed < 1.8
 
 
 def test_the_watch_ends_a_pause_as_soon_as_the_endpoint_changes(tmp_path: Path) -> None:
-    scenes = [Scene(0, d.endpoint("DeploymentInProgress"), [d.pod()]), serving_scene(0.4)]
-    slow_polls = WaitSettings(timeout_s=10.0, poll_s=4.0, grace_s=0.4, api_grace_s=0.6)
+    scenes = [Scene(0, d.endpoint("DeploymentInProgress"), [d.pod()]), serving_scene(0.15)]
+    slow_polls = replace(FAST, timeout_s=10.0, poll_s=4.0)
     outcome, _, elapsed, api = run_story(tmp_path, scenes, settings=slow_polls)
     assert outcome.serving
     assert elapsed < 2  # not the 4 s poll: the MODIFIED event woke the loop
@@ -238,15 +243,18 @@ def test_the_watch_ends_a_pause_as_soon_as_the_endpoint_changes(tmp_path: Path) 
 
 
 def test_a_watch_that_drops_neither_stops_the_wait_nor_spins(tmp_path: Path) -> None:
-    scenes = [Scene(0, d.endpoint("DeploymentInProgress"), [d.pod()]), serving_scene(1.0)]
-    outcome, _, _, api = run_story(tmp_path, scenes, Behaviour(drop_watch=True))
+    scenes = [Scene(0, d.endpoint("DeploymentInProgress"), [d.pod()]), serving_scene(0.7)]
+    polls = replace(FAST, poll_s=0.1)
+    outcome, _, _, api = run_story(tmp_path, scenes, Behaviour(drop_watch=True), settings=polls)
     assert outcome.serving
     watches = [r for r in api.requests if "watch=" in r]
     assert 3 <= len(watches) <= 14  # about one per poll interval, not a busy loop
 
 
 def test_rejected_credentials_fail_at_once_naming_what_to_fix(tmp_path: Path) -> None:
-    outcome, _, elapsed, _ = run_story(tmp_path, [serving_scene(0)], Behaviour(answer="401"))
+    outcome, _, elapsed, _ = run_story(
+        tmp_path, [serving_scene(0)], Behaviour(answer="401"), settings=PATIENT
+    )
     assert outcome.message.startswith(
         "InferenceEndpointConfig inference/hp-dev: cannot read inferenceendpointconfigs/hp-dev "
         "in inference: 401 Unauthorized"
@@ -265,9 +273,11 @@ def test_an_api_that_keeps_failing_ends_the_wait_with_its_answer(tmp_path: Path)
 def test_an_api_that_never_answers_ends_the_wait_within_the_request_timeouts(
     tmp_path: Path,
 ) -> None:
-    outcome, _, elapsed, _ = run_story(tmp_path, [serving_scene(0)], Behaviour(answer="hang"))
+    outcome, _, elapsed, _ = run_story(
+        tmp_path, [serving_scene(0)], Behaviour(answer="hang"), request_timeout_s=0.2
+    )
     assert "the Kubernetes API kept failing" in outcome.message
-    assert "no answer within 0.5 s" in outcome.message
+    assert "no answer within 0.2 s" in outcome.message
     assert elapsed < 3
 
 
@@ -277,7 +287,7 @@ def test_several_endpoints_fail_fast_on_the_first_failure(tmp_path: Path) -> Non
     with FakeKubeApi(scenes) as api:
         cluster = Cluster(api_client(str(api.kubeconfig(tmp_path / "kc"))), request_timeout_s=0.5)
         started = time.monotonic()
-        outcomes = wait_for_endpoints(cluster, [TARGET, other], FAST, lambda *_: None)
+        outcomes = wait_for_endpoints(cluster, [TARGET, other], PATIENT, lambda *_: None)
     assert time.monotonic() - started < 2
     lines = failures(outcomes)
     assert len(lines) == 2  # hp-dev failed; `other` does not exist at all

@@ -25,7 +25,7 @@ from mlcc.deploy.snapshot import Target
 from mlcc.deploy.waiter import WaitSettings, failures, wait_for_endpoints
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-TIMINGS = WaitSettings(poll_s=0.1, grace_s=0.3, api_grace_s=0.5)
+TIMINGS = WaitSettings(poll_s=0.05, grace_s=0.1, api_grace_s=0.1)
 STACK_FILE = f"""\
 config:
   aws:region: us-east-1
@@ -60,21 +60,27 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def verify(project: Path, api: FakeKubeApi, *argv: str, kubeconfig: Path | None = None) -> int:
+def verify(
+    project: Path,
+    api: FakeKubeApi,
+    *argv: str,
+    kubeconfig: Path | None = None,
+    timings: WaitSettings = TIMINGS,
+) -> int:
     parser = argparse.ArgumentParser(prog="mlcc")
     verify_cli.register(parser.add_subparsers(dest="command", required=True))
     path = kubeconfig or api.kubeconfig(project / "kubeconfig")
     args = parser.parse_args(
         ["verify", "--project-dir", str(project), "--kubeconfig", str(path), *argv]
     )
-    return verify_cli.run(args, wait_timings=TIMINGS)
+    return verify_cli.run(args, wait_timings=timings)
 
 
 def test_wait_then_check_a_slowly_starting_endpoint(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     scenes = [Scene(0, d.endpoint("DeploymentInProgress"), [d.pod()]), SERVING]
-    scenes[1] = Scene(0.5, SERVING.endpoint, SERVING.pods, logs=SERVING.logs)
+    scenes[1] = Scene(0.2, SERVING.endpoint, SERVING.pods, logs=SERVING.logs)
     with FakeKubeApi(scenes) as api:
         assert verify(project, api, "--wait", "--timeout", "0.5") == 0
     captured = capsys.readouterr()
@@ -109,8 +115,8 @@ def test_wait_times_out_with_the_state_reached(
     scenes = [Scene(0, d.endpoint("DeploymentPending"))]
     started = time.monotonic()
     with FakeKubeApi(scenes) as api:
-        assert verify(project, api, "--wait", "--timeout", "0.01") == 1
-    assert time.monotonic() - started < 5
+        assert verify(project, api, "--wait", "--timeout", "0.002") == 1
+    assert 0.12 <= time.monotonic() - started < 5
     (line,) = capsys.readouterr().out.splitlines()
     assert line.startswith("FAIL wait: InferenceEndpointConfig inference/hp-dev did not serve")
     assert "DeploymentPending, 0/1 replicas ready" in line
@@ -131,27 +137,27 @@ def test_an_api_server_that_never_answers_ends_verify_within_its_request_timeout
 ) -> None:
     started = time.monotonic()
     with FakeKubeApi([SERVING], Behaviour(answer="hang")) as api:
-        assert verify(project, api, "--request-timeout", "0.5") == 1
+        assert verify(project, api, "--request-timeout", "0.2") == 1
     assert time.monotonic() - started < 3
     (line,) = capsys.readouterr().out.splitlines()
     assert line == (
         "FAIL cluster: cannot read inferenceendpointconfigs/hp-dev in inference: "
-        "no answer within 0.5 s"
+        "no answer within 0.2 s"
     )
 
 
 def test_an_api_server_that_trickles_its_answer_is_given_up_on_too(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Each byte comes within the read timeout; the answer never completes in time."""
+    """Each byte comes well within the read timeout; the answer never completes in time."""
     started = time.monotonic()
-    with FakeKubeApi([SERVING], Behaviour(trickle=True)) as api:
-        assert verify(project, api, "--request-timeout", "0.5") == 1
+    with FakeKubeApi([SERVING], Behaviour(trickle_s=0.02)) as api:
+        assert verify(project, api, "--request-timeout", "0.2") == 1
     assert time.monotonic() - started < 3
     (line,) = capsys.readouterr().out.splitlines()
     assert line == (
         "FAIL cluster: cannot read inferenceendpointconfigs/hp-dev in inference: "
-        "no complete answer within 1 s"
+        "no complete answer within 0.4 s"
     )
 
 
@@ -227,8 +233,8 @@ def test_an_exec_plugin_that_hangs_is_given_up_on(tmp_path: Path) -> None:
     with FakeKubeApi([SERVING]) as api:
         kubeconfig = api.kubeconfig(tmp_path / "kc", user=exec_user(str(script)))
         started = time.monotonic()
-        with pytest.raises(AccessError, match=r"did not finish within 0\.5 s"):
-            api_client(str(kubeconfig), exec_timeout_s=0.5)
+        with pytest.raises(AccessError, match=r"did not finish within 0\.2 s"):
+            api_client(str(kubeconfig), exec_timeout_s=0.2)
     assert time.monotonic() - started < 3
 
 
@@ -254,6 +260,8 @@ def test_exec_plugin_path_lookup_uses_path(tmp_path: Path, monkeypatch: pytest.M
             api_client(str(kubeconfig))
 
 
+# A failing API is given up on (api_grace_s) long before the timeout (--timeout 0.005: 0.3 s).
+HOSTILE_TIMINGS = WaitSettings(poll_s=0.01, grace_s=0.02, api_grace_s=0.02)
 HOSTILE_BODIES = st.one_of(
     st.binary(max_size=200),
     st.just(b"\xff\xfe not utf-8 \x80"),
@@ -289,7 +297,8 @@ def test_any_answer_of_the_api_ends_verify_with_lines_not_a_traceback(
             api,
             "--request-timeout",
             "1",
-            *(["--wait", "--timeout", "0.02"] if wait else []),
+            *(["--wait", "--timeout", "0.005"] if wait else []),
+            timings=HOSTILE_TIMINGS,
         )
         elapsed = time.monotonic() - started
     out, err = capsys.readouterr()
