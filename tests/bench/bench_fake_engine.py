@@ -13,6 +13,7 @@ Every hostile answer stops when the test's `with` ends.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import ssl
@@ -107,9 +108,12 @@ class LoopbackServer:
     def _serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
         self.stopping = threading.Event()  # ends the hostile answers still being sent
         self._server = QuietServer(("127.0.0.1", 0), handler)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
+        self._thread = threading.Thread(target=self._serve_until_stopped, daemon=True)
+
+    def _serve_until_stopped(self) -> None:
+        self._server.timeout = 0.5  # only when the wake-up connection of `__exit__` fails
+        while not self.stopping.is_set():
+            self._server.handle_request()  # waits for a connection (or the timeout)
 
     @property
     def url(self) -> str:
@@ -121,9 +125,11 @@ class LoopbackServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stopping.set()
-        self._server.shutdown()
-        self._server.server_close()
+        # A connection that says nothing wakes the serving loop, which then sees `stopping`.
+        with contextlib.suppress(OSError):
+            socket.create_connection(self._server.server_address[:2], timeout=5).close()
         self._thread.join()
+        self._server.server_close()
 
 
 class FakeEngine(LoopbackServer):

@@ -161,10 +161,11 @@ def test_plain_plan_opens_no_socket_at_all(
         attempts.append(address)
         raise OSError("network is unreachable (test)")
 
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket.socket, "connect_ex", refuse)
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
-    for stack in ("dev", "multi", "existing"):
-        assert plan(tmp_path, monkeypatch, stack=stack) == 0
+    with monkeypatch.context() as offline:  # the plans only, not the local AWS's stop
+        offline.setattr(socket.socket, "connect", refuse)
+        offline.setattr(socket.socket, "connect_ex", refuse)
+        for stack in ("dev", "multi", "existing"):
+            assert plan(tmp_path, monkeypatch, stack=stack) == 0
     assert attempts == []
     assert aws.calls == []
