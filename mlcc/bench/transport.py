@@ -49,9 +49,11 @@ def tls_context(verify: bool) -> ssl.SSLContext:
     return context
 
 
-def connect(url: HttpUrl, deadline: Deadline, tls: ssl.SSLContext) -> http.client.HTTPConnection:
+def connect(
+    url: HttpUrl, deadline: Deadline, tls: ssl.SSLContext | None
+) -> http.client.HTTPConnection:
     """A connection whose socket the deadline shuts down, wherever the request then is
-    (connecting, the TLS handshake, the headers, the body)."""
+    (connecting, the TLS handshake, the headers, the body). `tls` is for an https URL only."""
     connection: http.client.HTTPConnection
     if url.https:
         connection = http.client.HTTPSConnection(
@@ -88,7 +90,8 @@ class HttpTarget:
             raise TargetError(f"--url: {error}") from None
         self.base_url = base_url.rstrip("/")
         self.timeout_s = timeout_s
-        self._tls = tls_context(verify_tls)
+        # Loading the system's certificates takes a while: only for https.
+        self._tls = tls_context(verify_tls) if self._url.https else None
 
     def stream(
         self,
@@ -121,7 +124,7 @@ class HttpTarget:
 
 
 def get(
-    url: HttpUrl, path: str, deadline: Deadline, tls: ssl.SSLContext, limit: int
+    url: HttpUrl, path: str, deadline: Deadline, tls: ssl.SSLContext | None, limit: int
 ) -> tuple[int, bytes]:
     """Status and body of a GET, whole before the deadline (else DeadlineExceeded)."""
     try:
@@ -186,13 +189,13 @@ def check_target(target: HttpTarget, model: str) -> None:
 
 def scrape(urls: list[str], timeout_s: float, verify_tls: bool = True) -> list[Sample]:
     """Every URL's samples, kept apart by URL so that counters from several pods add up."""
-    tls = tls_context(verify_tls)
-    return merge({url: _scrape_one(url, timeout_s, tls) for url in urls})
+    return merge({url: _scrape_one(url, timeout_s, verify_tls) for url in urls})
 
 
-def _scrape_one(url: str, timeout_s: float, tls: ssl.SSLContext) -> list[Sample]:
+def _scrape_one(url: str, timeout_s: float, verify_tls: bool) -> list[Sample]:
     try:
         parsed = parse_http_url(url, allow_query=True)
+        tls = tls_context(verify_tls) if parsed.https else None
         status, raw = get(parsed, "", Deadline(timeout_s), tls, MAX_METRICS_BYTES)
     except (OSError, ValueError, http.client.HTTPException, DeadlineExceeded) as error:
         raise MetricsUnavailable(f"cannot read {url}: {describe(error)}") from None

@@ -13,7 +13,9 @@ Every hostile answer stops when the test's `with` ends.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import ssl
 import threading
 import time
@@ -44,7 +46,9 @@ class EngineBehaviour:
     metrics_texts: Sequence[str] = ()  # served in turn at /metrics (the last one repeats)
 
 
-TRICKLE_S = 0.25  # between two bytes (or events): well under any per-read timeout
+# Between two bytes (or events): a sixth of the 0.3 s --timeout the hostile tests give, so well
+# under the per-read timeout of any socket the client sets from it.
+TRICKLE_S = 0.05
 HOSTILE_MODES = ("hang", "trickle-headers", "trickle-body", "events-forever")
 
 
@@ -80,9 +84,17 @@ class Counters:
 
 
 class QuietServer(ThreadingHTTPServer):
-    """Clients that drop idle keep-alive connections are not errors worth a traceback."""
+    """Clients that drop idle keep-alive connections are not errors worth a traceback.
+
+    Its connections send without Nagle's delay, as asyncio's (uvicorn's) do: else the body
+    written after the headers would wait for the client's delayed ACK, up to 40 ms."""
 
     daemon_threads = True
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        connection, address = super().get_request()
+        connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return connection, address
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         pass
@@ -96,9 +108,12 @@ class LoopbackServer:
     def _serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
         self.stopping = threading.Event()  # ends the hostile answers still being sent
         self._server = QuietServer(("127.0.0.1", 0), handler)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
+        self._thread = threading.Thread(target=self._serve_until_stopped, daemon=True)
+
+    def _serve_until_stopped(self) -> None:
+        self._server.timeout = 0.5  # only when the wake-up connection of `__exit__` fails
+        while not self.stopping.is_set():
+            self._server.handle_request()  # waits for a connection (or the timeout)
 
     @property
     def url(self) -> str:
@@ -110,9 +125,11 @@ class LoopbackServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stopping.set()
-        self._server.shutdown()
-        self._server.server_close()
+        # A connection that says nothing wakes the serving loop, which then sees `stopping`.
+        with contextlib.suppress(OSError):
+            socket.create_connection(self._server.server_address[:2], timeout=5).close()
         self._thread.join()
+        self._server.server_close()
 
 
 class FakeEngine(LoopbackServer):

@@ -14,9 +14,11 @@ from bench_fake_engine import EngineBehaviour, FakeEngine
 from bench_fake_sagemaker import FakeSageMaker, encode_message, payload_part
 from botocore.eventstream import EventStreamBuffer
 
+from mlcc.bench import runner
 from mlcc.cli import main
 
 ENDPOINT = "hp-dev"
+TIMEOUT_S = 0.3  # six times the fake's TRICKLE_S
 
 
 @pytest.fixture(autouse=True)
@@ -100,16 +102,17 @@ def test_unknown_endpoint_is_a_clear_failure(
 def test_timeout_is_a_deadline_through_sagemaker(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, hostile: str
 ) -> None:
-    """botocore's read timeout bounds each read; a byte every 0.25 s never trips it."""
+    """botocore's read timeout bounds each read; a byte every TRICKLE_S never trips it."""
     behaviour = EngineBehaviour()
     with FakeEngine(behaviour) as engine, FakeSageMaker(engine, ENDPOINT, hostile=hostile) as fake:
         start = time.monotonic()
-        code = bench(monkeypatch, fake, tmp_path, "--timeout", "1", requests=2)
+        code = bench(monkeypatch, fake, tmp_path, "--timeout", str(TIMEOUT_S), requests=2)
         elapsed = time.monotonic() - start
     # Within the deadline, and the run's grace for a transport it cannot stop: botocore
-    # before the answer's headers holds no socket within reach (2 s more).
-    limit = 4.5 if hostile == "trickle-headers" else 2.9
-    assert elapsed < limit, f"{hostile}: {elapsed:.1f} s"
+    # before the answer's headers holds no socket within reach. Where it does hold one, the
+    # run ends before that grace would.
+    limit = TIMEOUT_S + runner.GRACE_S + (1.5 if hostile == "trickle-headers" else 0)
+    assert elapsed < limit, f"{hostile}: {elapsed:.2f} s"
     assert code == 1
     run = load(tmp_path)
-    assert run["errors"] == {"no complete answer within 1 s (--timeout)": 2}
+    assert run["errors"] == {f"no complete answer within {TIMEOUT_S:g} s (--timeout)": 2}

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -76,7 +75,7 @@ class FakeHub(LoopbackServer):
                 (handler.command, handler.path, handler.headers.get("Authorization"))
             )
         if self.behaviour.silent:
-            time.sleep(3600)
+            self.stopping.wait()  # until the test's `with` ends
             return
         path = unquote(urlsplit(handler.path).path)
         if path.startswith("/api/models/"):
@@ -99,7 +98,7 @@ class FakeHub(LoopbackServer):
                 return 401, "GatedRepo"
             if auth != f"Bearer {TOKEN}":
                 return 403, "GatedRepo"
-        time.sleep(self.behaviour.slow.get(repo, 0))
+        self.stopping.wait(self.behaviour.slow.get(repo, 0))
         return None
 
     def _file(
