@@ -71,11 +71,6 @@ class FakeKubeApi(LoopbackServer):
         self._started: float | None = None
         self._lock = threading.Lock()
         self._serve(_handler(self))
-        # Shut down within 5 ms, not the 20 ms of LoopbackServer: a property test starts one
-        # server per example.
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.005}, daemon=True
-        )
 
     def __exit__(self, *exc: object) -> None:
         self.released.set()
