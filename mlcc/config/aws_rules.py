@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import difflib
 import gc
+import gzip
+import json
 import os
 import re
 import unicodedata
@@ -42,6 +44,20 @@ def _no_gc_pauses() -> Iterator[None]:
             gc.enable()
 
 
+class DictFileLoader(botocore.loaders.JSONFileLoader):
+    """botocore's JSON file loader, decoding into plain dicts instead of OrderedDicts: the same
+    keys in the same order, built in half the time from the megabytes of service models."""
+
+    _OPENERS = ((".json", open), (".json.gz", gzip.open))  # botocore's order
+
+    def load_file(self, file_path: str) -> Any:
+        for extension, opener in self._OPENERS:
+            if os.path.isfile(file_path + extension):
+                with opener(file_path + extension, "rb") as stream:
+                    return json.loads(stream.read().decode("utf-8"))
+        return None
+
+
 @cache
 def shared_loader(data_path: str | None) -> botocore.loaders.Loader:
     """One botocore data loader per search path for the whole process, made by botocore's own
@@ -49,7 +65,9 @@ def shared_loader(data_path: str | None) -> botocore.loaders.Loader:
     botocore ships). The loader caches what it parses, and the model files do not change while the
     process runs: each session it is registered on (as its "data_loader" component) skips parsing
     the megabytes of service models and endpoints again."""
-    return botocore.loaders.create_loader(data_path)
+    loader = botocore.loaders.create_loader(data_path)
+    loader.file_loader = DictFileLoader()
+    return loader
 
 
 def _loader() -> botocore.loaders.Loader:

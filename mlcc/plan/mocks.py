@@ -22,8 +22,9 @@ from typing import Any
 
 import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import resource as pulumi_resource
 from pulumi.runtime import rpc
-from pulumi.runtime.proto import resource_pb2
+from pulumi.runtime.proto import resource_pb2, source_pb2
 
 ACCOUNT_ID = "123456789012"
 REGION = "us-east-1"
@@ -336,6 +337,21 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
+@contextlib.contextmanager
+def _no_source_positions() -> Iterator[None]:
+    """Registrations without the caller's stack trace. Pulumi attaches one to each resource for
+    the engine's diagnostics; the recording monitor has no use for it, and walking the stack
+    (`traceback.extract_stack`, which reads every frame's source line) was a quarter of a run.
+    The SDK's own answer for a stack it cannot place is an empty trace, so that is the stand-in.
+    """
+    capture = pulumi_resource._get_stack_trace
+    pulumi_resource._get_stack_trace = source_pb2.StackTrace
+    try:
+        yield
+    finally:
+        pulumi_resource._get_stack_trace = capture
+
+
 def run(
     program: Callable[[], None],
     *,
@@ -368,7 +384,7 @@ def run(
         return _collect(exported, outputs)
 
     try:
-        with _collector_paused():
+        with _collector_paused(), _no_source_positions():
             execute()
     finally:
         PROGRAM.enabled = True

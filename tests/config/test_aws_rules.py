@@ -4,7 +4,11 @@ the ones a botocore session answers: the same regions, shapes and instance types
 from __future__ import annotations
 
 import gc
+import gzip
+import json
+from pathlib import Path
 
+import botocore.loaders
 import botocore.session
 import pytest
 
@@ -50,3 +54,24 @@ def test_loading_leaves_the_collector_as_it_was() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("name", ["sagemaker/2017-07-24/service-2", "endpoints"])
+def test_the_dict_file_loader_reads_what_botocores_reads(name: str) -> None:
+    """Same keys in the same order at every depth: plain dicts for botocore's OrderedDicts."""
+    botocores = botocore.loaders.create_loader().load_data(name)
+    ours = aws_rules.shared_loader(None).load_data(name)
+    assert json.dumps(ours) == json.dumps(botocores)
+    assert type(ours) is dict
+
+
+def test_a_gzipped_and_a_plain_model_load_alike(tmp_path: Path) -> None:
+    data = {"b": 1, "a": {"z": [1, 2], "y": None}}
+    (tmp_path / "plain.json").write_text(json.dumps(data), encoding="utf-8")
+    with gzip.open(tmp_path / "packed.json.gz", "wt", encoding="utf-8") as packed:
+        json.dump(data, packed)
+    loader = aws_rules.DictFileLoader()
+    for stem in ("plain", "packed"):
+        loaded = loader.load_file(str(tmp_path / stem))
+        assert json.dumps(loaded) == json.dumps(data)
+    assert loader.load_file(str(tmp_path / "absent")) is None
