@@ -34,7 +34,9 @@ class Deadline:
 
     @property
     def expired(self) -> bool:
-        return self._expired
+        """The time is up: the watchdog has run the callbacks, or is about to (a transport's own
+        timeout, set to the same seconds, can fire a moment before the watchdog does)."""
+        return self._expired or time.monotonic() >= self.at
 
     def remaining(self) -> float:
         """Seconds left, never below a millisecond (a socket timeout of 0 would not block)."""

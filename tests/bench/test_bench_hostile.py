@@ -209,3 +209,24 @@ def test_ctrl_c_partway_writes_the_requests_finished(
         f"mlcc bench: error: interrupted after 3 of 5 requests "
         f"(their figures are in {tmp_path / 'bench.json'})"
     )
+
+
+def test_a_transport_timeout_at_the_deadline_is_the_deadline_before_the_watchdog_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """botocore's read timeout is set to --timeout: it can end the read a moment before the
+    deadline's watchdog wakes. The request still failed at the deadline, and says so."""
+    from mlcc.bench import deadline as deadlines
+    from mlcc.bench import runner
+    from mlcc.bench.transport import RequestError
+
+    monkeypatch.setattr(deadlines._WATCHDOG, "watch", lambda deadline: None)  # never wakes
+
+    def send(path: str, body: dict[str, Any], mark_sent: Any, deadline: Any) -> Any:
+        mark_sent()
+        time.sleep(max(0.0, deadline.at - time.monotonic()))
+        raise RequestError('Read timeout on endpoint URL: "http://127.0.0.1/invocations"')
+        yield b""  # a generator, as every sender is
+
+    result = runner.timed_request(send, "/v1/chat/completions", {"max_tokens": 4}, 0.05)
+    assert result.error == "no complete answer within 0.05 s (--timeout)"
