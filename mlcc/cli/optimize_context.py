@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from mlcc.config.optimize import DOCUMENTED_REGIONS, ENGINE_FRAMEWORKS
 from mlcc.recommendation.polling import Backoff
+from mlcc.stackfiles.yaml_reader import StackFileError, compose, to_python
 from mlcc.userfiles import UserFileError, file_kind, read_text, shown_path
 
 if TYPE_CHECKING:
@@ -79,15 +80,13 @@ def read_stack_text(path: Path) -> str:
 
 
 def stack_config(deps: Deps, stack: str) -> Mapping[str, Any]:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
+    """The stack file's config, read as `mlcc plan` reads it (mlcc.stackfiles.yaml_reader)."""
+    source = f"Pulumi.{stack}.yaml"
     text = read_stack_text(stack_path(deps, stack))
     try:
-        document = YAML(typ="safe").load(text) or {}
-    except (YAMLError, RecursionError) as error:
-        reason = "nested too deeply" if isinstance(error, RecursionError) else one_line(error)
-        raise UsageError(f"Pulumi.{stack}.yaml is not valid YAML: {reason}") from None
+        document = to_python(compose(text, source), source) or {}
+    except StackFileError as error:
+        raise UsageError(str(error)) from None
     config = document.get("config") if isinstance(document, Mapping) else None
     config = {} if config is None else config
     if not isinstance(config, Mapping):
