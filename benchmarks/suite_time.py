@@ -12,8 +12,10 @@ so a speed-up cannot come from running fewer tests.
 
 --before-env/--after-env set variables for one side only (e.g. where an old checkout looked
 for files that are now in the repository); --before-args/--after-args add pytest arguments to
-one side (e.g. `-n auto`, as `make test` runs the suite since it has pytest-xdist). Results of
-a run: benchmarks/suite_time.md.
+one side (e.g. `-n auto`, as `make test` runs the suite since it has pytest-xdist).
+--same-tests runs on the after side only the tests the before side has (matched by test name
+and parameters, as files move between folders): the time of the same work, apart from the
+tests added since. Results of a run: benchmarks/suite_time.md.
 """
 
 from __future__ import annotations
@@ -63,12 +65,39 @@ def junit_counts(report: Path) -> tuple[int, int, int]:
     return total["tests"], total["skipped"], failed
 
 
+def environment(side: Side) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(side.checkout), **side.env}
+
+
+def collected(side: Side) -> list[str]:
+    """The node ids of the side's suite (`--collect-only`, one id a line)."""
+    command = [sys.executable, "-m", "pytest", "--collect-only", "-p", "no:cacheprovider"]
+    command += ["-o", "addopts=--import-mode=importlib", "-q"]
+    done = subprocess.run(
+        command, cwd=side.checkout, env=environment(side), capture_output=True, text=True
+    )
+    ids = [line for line in done.stdout.splitlines() if "::" in line]
+    if not ids:
+        raise SystemExit(f"suite_time: collecting in {side.checkout} found no tests")
+    return ids
+
+
+def same_tests(before: Side, after: Side, scratch: Path) -> Side:
+    """`after`, running only the tests whose `name[parameters]` the before side also has."""
+    names = {node.split("::", 1)[1] for node in collected(before)}
+    kept = [node for node in collected(after) if node.split("::", 1)[1] in names]
+    listing = scratch / "same-tests.txt"
+    listing.write_text("\n".join(kept) + "\n", encoding="utf-8")
+    print(f"same tests: {len(kept)} of the after side's, {len(names)} names before")
+    return Side(after.name, after.checkout, after.env, (*after.args, f"@{listing}"))
+
+
 def run_suite(side: Side) -> Run:
     with tempfile.TemporaryDirectory() as scratch:
         report = Path(scratch) / "junit.xml"
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
         command += [f"--junitxml={report}", *side.args]
-        env = {**os.environ, "PYTHONPATH": str(side.checkout), **side.env}
+        env = environment(side)
         cpu_before, start = children_cpu(), time.perf_counter()
         done = subprocess.run(command, cwd=side.checkout, env=env, capture_output=True, text=True)
         wall, cpu = time.perf_counter() - start, children_cpu() - cpu_before
@@ -125,6 +154,9 @@ def main() -> int:
     parser.add_argument("--after-env", action="append", default=[], metavar="KEY=VALUE")
     parser.add_argument("--before-args", default="", metavar="ARGS", help="pytest arguments")
     parser.add_argument("--after-args", default="", metavar="ARGS", help="pytest arguments")
+    parser.add_argument(
+        "--same-tests", action="store_true", help="after runs only the tests before has"
+    )
     args = parser.parse_args()
     sides = (
         Side(
@@ -143,12 +175,15 @@ def main() -> int:
     for side in sides:
         if not (side.checkout / "pyproject.toml").is_file():
             raise SystemExit(f"suite_time: {side.checkout} is not a checkout (no pyproject.toml)")
-    results: dict[str, list[Run]] = {side.name: [] for side in sides}
-    for number in range(1, args.runs + 1):
-        for side in sides:
-            run = run_suite(side)
-            results[side.name].append(run)
-            print(f"run {number} {side.name}: {run.wall:.1f} s wall, {run.cpu:.1f} s CPU")
+    with tempfile.TemporaryDirectory() as scratch:
+        if args.same_tests:
+            sides = (sides[0], same_tests(*sides, Path(scratch)))
+        results: dict[str, list[Run]] = {side.name: [] for side in sides}
+        for number in range(1, args.runs + 1):
+            for side in sides:
+                run = run_suite(side)
+                results[side.name].append(run)
+                print(f"run {number} {side.name}: {run.wall:.1f} s wall, {run.cpu:.1f} s CPU")
     print(report(sides, results))
     return 0
 
