@@ -6,15 +6,20 @@ import gc
 import pytest
 from hypothesis import HealthCheck, settings
 
+# Collecting imports the SDKs and rewrites every test module's asserts: millions of objects
+# that live for the session, which the cyclic collector would scan again and again. It runs
+# again once they are collected (and frozen), below.
+gc.disable()
 settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("suite")
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """The cyclic collector's full passes skip what lives for the whole session (the SDKs'
+    """From here the cyclic collector's full passes skip what lives for the whole session (the SDKs'
     modules, the test modules, the collected items): frozen once collected, they were a tenth
     of the suite's CPU, scanned again in every pass. Tests allocate in bursts (plans, Outputs,
     fuzzed documents), so the youngest generation is collected less often, too."""
+    gc.enable()
     gc.collect()
     gc.freeze()
     gc.set_threshold(10_000, 20, 20)
