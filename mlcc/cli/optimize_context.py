@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from mlcc.config.optimize import DOCUMENTED_REGIONS, ENGINE_FRAMEWORKS
 from mlcc.recommendation.polling import Backoff
-from mlcc.stackfiles.yaml_reader import StackFileError, compose, to_python
+from mlcc.stackfiles.yaml_reader import StackFileError, compose_file, to_python
 from mlcc.userfiles import UserFileError, file_kind, read_text, shown_path
 
 if TYPE_CHECKING:
@@ -81,10 +81,9 @@ def read_stack_text(path: Path) -> str:
 
 def stack_config(deps: Deps, stack: str) -> Mapping[str, Any]:
     """The stack file's config, read as `mlcc plan` reads it (mlcc.stackfiles.yaml_reader)."""
-    source = f"Pulumi.{stack}.yaml"
-    text = read_stack_text(stack_path(deps, stack))
+    path = stack_path(deps, stack)
     try:
-        document = to_python(compose(text, source), source) or {}
+        document = to_python(compose_file(path), path.name) or {}
     except StackFileError as error:
         raise UsageError(str(error)) from None
     config = document.get("config") if isinstance(document, Mapping) else None
