@@ -8,6 +8,7 @@ up to a size limit, so a server that streams without end cannot fill the memory 
 
 from __future__ import annotations
 
+import functools
 import http.client
 import json
 import socket
@@ -189,13 +190,14 @@ def check_target(target: HttpTarget, model: str) -> None:
 
 def scrape(urls: list[str], timeout_s: float, verify_tls: bool = True) -> list[Sample]:
     """Every URL's samples, kept apart by URL so that counters from several pods add up."""
-    return merge({url: _scrape_one(url, timeout_s, verify_tls) for url in urls})
+    make_tls = functools.cache(lambda: tls_context(verify_tls))  # once, for the first https URL
+    return merge({url: _scrape_one(url, timeout_s, make_tls) for url in urls})
 
 
-def _scrape_one(url: str, timeout_s: float, verify_tls: bool) -> list[Sample]:
+def _scrape_one(url: str, timeout_s: float, make_tls: Callable[[], ssl.SSLContext]) -> list[Sample]:
     try:
         parsed = parse_http_url(url, allow_query=True)
-        tls = tls_context(verify_tls) if parsed.https else None
+        tls = make_tls() if parsed.https else None
         status, raw = get(parsed, "", Deadline(timeout_s), tls, MAX_METRICS_BYTES)
     except (OSError, ValueError, http.client.HTTPException, DeadlineExceeded) as error:
         raise MetricsUnavailable(f"cannot read {url}: {describe(error)}") from None
