@@ -4,8 +4,6 @@ traceback or a hang; FIFOs and permissions run in a subprocess with a timeout.""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import tempfile
@@ -20,6 +18,7 @@ from hostile_files import (
     assert_one_clean_error,
     fifo,
     honours_permission_bits,
+    in_process,
     odd_contents,
     run_mlcc,
     too_long,
@@ -66,21 +65,12 @@ def test_any_diff_file_content_is_planned_against_or_refused_in_one_line(content
     the run before the program evaluates, so the case stays fast)."""
     with tempfile.TemporaryDirectory() as folder:
         path = written(Path(folder), "plan.json", content)
-        outcome = run_in_process("plan", "--stack", "nosuchstack", "--diff", str(path))
+        outcome = in_process("plan", "--stack", "nosuchstack", "--diff", str(path))
     assert outcome.code == 2
     assert "Traceback" not in outcome.err
     (line,) = outcome.error_lines
     assert line.isprintable()
     assert f"--diff {path}" in line or "no stack file Pulumi.nosuchstack.yaml" in line
-
-
-def run_in_process(*argv: str) -> Outcome:
-    """main() with stdout and stderr captured without the capsys fixture (hypothesis reuses a
-    test's fixtures across examples)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
-    return Outcome(code, out.getvalue(), err.getvalue())
 
 
 def test_a_diff_file_without_read_permission_is_refused(tmp_path: Path) -> None:
