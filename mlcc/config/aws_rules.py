@@ -70,6 +70,19 @@ def shared_loader(data_path: str | None) -> botocore.loaders.Loader:
     return loader
 
 
+def boto3_session(**options: Any) -> Any:
+    """`boto3.Session(**options)` whose service models and endpoints come from `shared_loader`.
+    The loader is registered after boto3's own set-up, which appends its resource data to the
+    loader it finds (the session's own): the shared one stays as botocore made it."""
+    import boto3
+    import botocore.session
+
+    core = botocore.session.get_session()
+    session = boto3.Session(botocore_session=core, **options)
+    core.register_component("data_loader", shared_loader(core.get_config_variable("data_path")))
+    return session
+
+
 def _loader() -> botocore.loaders.Loader:
     """The loader of AWS_DATA_PATH; only the files read below are loaded, not a whole session."""
     return shared_loader(os.environ.get("AWS_DATA_PATH"))

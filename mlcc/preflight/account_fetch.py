@@ -83,20 +83,12 @@ class Clients:
 
 def clients(region: str, profile: str, timeout_s: float) -> Clients | Unreached:
     """A session as the Pulumi AWS provider would build it: the stack's profile and region."""
-    import boto3
-    import botocore.session
     from botocore.exceptions import BotoCoreError
 
-    from mlcc.config.aws_rules import shared_loader
+    from mlcc.config.aws_rules import boto3_session
 
-    core = botocore.session.get_session()
     try:
-        session = boto3.Session(
-            botocore_session=core, profile_name=profile or None, region_name=region
-        )
-        # Registered after boto3's own set-up, which appends its resource data to the loader it
-        # finds (the session's own): the shared one stays as botocore made it.
-        core.register_component("data_loader", shared_loader(core.get_config_variable("data_path")))
+        session = boto3_session(profile_name=profile or None, region_name=region)
     except BotoCoreError as failure:  # e.g. the profile is not in the AWS config files
         return Unreached("the AWS session", f"aws:profile {profile!r}: {failure}")
     return Clients(session, min(CALL_TIMEOUT_S, max(timeout_s, 0.5)))

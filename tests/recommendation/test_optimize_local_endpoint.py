@@ -18,13 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import boto3
-import botocore.session
 import pytest
 from hostile_files import Outcome, in_process
 from local_aws import LocalAWS, Reply, error, local_aws
 from recommendation_stubs import MODEL_S3_URI, ROLE_ARN, eagle3_recommendation, job_arn
 
-from mlcc.config.aws_rules import shared_loader
+from mlcc.config.aws_rules import boto3_session
 from mlcc.recommendation.names import STACK_TAG, stack_name_filter
 
 REPO = Path(__file__).resolve().parents[2]
@@ -82,9 +81,7 @@ RunCli = Callable[..., Outcome]
 def fresh_session() -> boto3.Session:
     """A default session as a new process starts with (boto3's reads the environment and the
     AWS config files once), with the parsed service models of the process: they never change."""
-    core = botocore.session.get_session()
-    session = boto3.Session(botocore_session=core)
-    core.register_component("data_loader", shared_loader(core.get_config_variable("data_path")))
+    session: boto3.Session = boto3_session()
     return session
 
 
