@@ -64,7 +64,9 @@ def shared_loader(data_path: str | None) -> botocore.loaders.Loader:
     `create_loader` as a session makes its own (`data_path` first, then ~/.aws/models and the data
     botocore ships). The loader caches what it parses, and the model files do not change while the
     process runs: each session it is registered on (as its "data_loader" component) skips parsing
-    the megabytes of service models and endpoints again."""
+    the megabytes of service models and endpoints again. botocore's endpoint resolver fills the
+    defaults into the endpoint entries it resolves, in place, as within any one session: the
+    sessions sharing the data see the same filled-in entries a single session would."""
     loader = botocore.loaders.create_loader(data_path)
     loader.file_loader = DictFileLoader()
     return loader
