@@ -34,7 +34,8 @@ typecheck: $(BIN)/mlcc
 	$(BIN)/mypy
 	$(BIN)/mypy --strict images/serve/serve.py benchmarks scripts
 
-# The suite runs on every core (pytest-xdist); `-n 0` in PYTEST_ARGS runs it in one process.
-PYTEST_ARGS ?= -n auto
+# The suite runs on every core and one worker more (`-n auto` in pyproject.toml, see
+# tests/conftest.py); `-n 0` in PYTEST_ARGS runs it in one process.
+PYTEST_ARGS ?=
 test: lint typecheck
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -12,7 +12,7 @@ so a speed-up cannot come from running fewer tests.
 
 --before-env/--after-env set variables for one side only (e.g. where an old checkout looked
 for files that are now in the repository); --before-args/--after-args add pytest arguments to
-one side (e.g. `-n auto`, as `make test` runs the suite since it has pytest-xdist).
+one side (e.g. `-n auto` for an old checkout whose pyproject.toml does not set it).
 --same-tests runs on the after side only the tests the before side has (matched by test name
 and parameters, as files move between folders): the time of the same work, apart from the
 tests added since. Results of a run: benchmarks/suite_time.md.

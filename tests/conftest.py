@@ -2,6 +2,7 @@
 cyclic collector leaves alone what lives for the whole session."""
 
 import gc
+import os
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -23,3 +24,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(10_000, 20, 20)
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto` starts one worker more than there are cores: a fifth of the suite waits on
+    local test servers and deadlines, and the spare worker runs tests meanwhile (on 2 cores,
+    3 workers finish the suite about 3 s sooner than 2)."""
+    return len(os.sched_getaffinity(0)) + 1
