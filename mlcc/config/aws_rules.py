@@ -17,11 +17,14 @@ import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import botocore.loaders
 import botocore.model
 import botocore.regions
+
+if TYPE_CHECKING:
+    import boto3
 
 # Tags this program adds to every resource itself (mlcc.config.infrastructure); they count against
 # AWS's per-resource limit.
@@ -72,7 +75,7 @@ def shared_loader(data_path: str | None) -> botocore.loaders.Loader:
     return loader
 
 
-def boto3_session(**options: Any) -> Any:
+def boto3_session(**options: Any) -> boto3.Session:
     """`boto3.Session(**options)` whose service models and endpoints come from `shared_loader`.
     The loader is registered after boto3's own set-up, which appends its resource data to the
     loader it finds (the session's own): the shared one stays as botocore made it."""

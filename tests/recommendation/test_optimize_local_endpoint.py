@@ -81,8 +81,7 @@ RunCli = Callable[..., Outcome]
 def fresh_session() -> boto3.Session:
     """A default session as a new process starts with (boto3's reads the environment and the
     AWS config files once), with the parsed service models of the process: they never change."""
-    session: boto3.Session = boto3_session()
-    return session
+    return boto3_session()
 
 
 @pytest.fixture
