@@ -29,6 +29,7 @@ _INTEGER = re.compile(r"^[+-]?\d+$")
 _SHOWN_CHARS = 40
 # The tag YAML gives a plain `<<` key (PyYAML's resolver, like yaml.v3's, resolves it so).
 MERGE_TAG = "tag:yaml.org,2002:merge"
+STR_TAG = "tag:yaml.org,2002:str"
 MERGE_FORMS = "`<<: *defaults` or `<<: [*a, *b]`"
 
 # YAML 1.2 core schema (what the Pulumi CLI's YAML library resolves plain scalars with).
@@ -150,8 +151,9 @@ def _compose_with_libyaml(text: str) -> tuple[bool, yaml.Node | None]:
 def _as_python_composes(root: yaml.Node) -> bool:
     """Give plain scalars the style the Python composer gives them (None, where libyaml says
     ""); False for a tree the Python composer would answer otherwise: one nested deeper than
-    MAX_DEPTH (its recursion may run out first), an empty key, or a `<<` merge key naming an
-    alias of anything but a map (`_Loader` refuses it; an alias starts before its key)."""
+    MAX_DEPTH (its recursion may run out first), an empty key, a `<<` merge key naming an
+    alias of anything but a map (`_Loader` refuses it; an alias starts before its key), or an
+    empty plain string (`a: !` is a string to libyaml, null to PyYAML; `!!str` is both's)."""
     seen: set[int] = set()
     pending = [(root, 0)]
     while pending:
@@ -163,6 +165,8 @@ def _as_python_composes(root: yaml.Node) -> bool:
         seen.add(id(node))
         if isinstance(node, yaml.ScalarNode):
             node.style = node.style or None
+            if _is_empty(node) and node.tag == STR_TAG:
+                return False
         elif isinstance(node, yaml.SequenceNode):
             pending += ((item, depth + 1) for item in node.value)
         elif isinstance(node, yaml.MappingNode):
@@ -173,9 +177,10 @@ def _as_python_composes(root: yaml.Node) -> bool:
     return True
 
 
-def _is_empty(key: yaml.Node) -> bool:
-    """An empty key: its line (in errors) is the next line in libyaml, its own in PyYAML."""
-    return isinstance(key, yaml.ScalarNode) and key.value == "" and not key.style
+def _is_empty(node: yaml.Node) -> bool:
+    """Nothing written (an empty key's line, in errors, is the next line in libyaml, its own in
+    PyYAML)."""
+    return isinstance(node, yaml.ScalarNode) and node.value == "" and not node.style
 
 
 def _merges_an_alias_of_no_map(key: yaml.Node, value: yaml.Node) -> bool:

@@ -101,6 +101,8 @@ texts = st.one_of(
 @given(text=texts)
 @example(text="a: &s [1]\nb:\n  <<: *s\n")
 @example(text="a: &m {k: 1}\nb: [*m, *m]\nc:\n  <<: [*m]\n")
+@example(text="!")  # a non-specific tag on nothing: a string to libyaml, null to PyYAML
+@example(text="a: !!str\nb: ! ''\nc: ! x\n")
 def test_compose_is_the_python_composers_tree_or_error(text: str) -> None:
     assert outcome(lambda t: compose(t, "f.yaml"), text) == outcome(python_composed, text)
 
