@@ -41,6 +41,7 @@ class Run:
     tests: int
     skipped: int
     failed: int
+    failures: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,15 @@ def junit_counts(report: Path) -> tuple[int, int, int]:
     total = {key: sum(int(s.get(key, "0")) for s in suites) for key in ("tests", "skipped")}
     failed = sum(int(s.get("failures", "0")) + int(s.get("errors", "0")) for s in suites)
     return total["tests"], total["skipped"], failed
+
+
+def junit_failures(report: Path) -> tuple[str, ...]:
+    """The failed or errored tests of the report, as `classname::name`."""
+    return tuple(
+        f"{case.get('classname', '')}::{case.get('name', '')}"
+        for case in ET.parse(report).getroot().iter("testcase")
+        if case.find("failure") is not None or case.find("error") is not None
+    )
 
 
 def environment(side: Side) -> dict[str, str]:
@@ -105,7 +115,8 @@ def run_suite(side: Side) -> Run:
             last_line = (done.stderr or done.stdout).strip().splitlines()[-1:]
             raise SystemExit(f"suite_time: pytest in {side.checkout} did not run: {last_line}")
         tests, skipped, failed = junit_counts(report)
-    return Run(wall, cpu, tests, skipped, failed)
+        failures = junit_failures(report)
+    return Run(wall, cpu, tests, skipped, failed, failures)
 
 
 def assignments(pairs: list[str]) -> dict[str, str]:
@@ -184,6 +195,8 @@ def main() -> int:
                 run = run_suite(side)
                 results[side.name].append(run)
                 print(f"run {number} {side.name}: {run.wall:.1f} s wall, {run.cpu:.1f} s CPU")
+                for failure in run.failures:
+                    print(f"  failed: {failure}")
     print(report(sides, results))
     return 0
 
