@@ -57,20 +57,19 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def junit_counts(report: Path) -> tuple[int, int, int]:
+def junit_counts(root: ET.Element) -> tuple[int, int, int]:
     """(tests, skipped, failed or errored) summed over the report's test suites."""
-    root = ET.parse(report).getroot()
     suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
     total = {key: sum(int(s.get(key, "0")) for s in suites) for key in ("tests", "skipped")}
     failed = sum(int(s.get("failures", "0")) + int(s.get("errors", "0")) for s in suites)
     return total["tests"], total["skipped"], failed
 
 
-def junit_failures(report: Path) -> tuple[str, ...]:
+def junit_failures(root: ET.Element) -> tuple[str, ...]:
     """The failed or errored tests of the report, as `classname::name`."""
     return tuple(
         f"{case.get('classname', '')}::{case.get('name', '')}"
-        for case in ET.parse(report).getroot().iter("testcase")
+        for case in root.iter("testcase")
         if case.find("failure") is not None or case.find("error") is not None
     )
 
@@ -114,9 +113,8 @@ def run_suite(side: Side) -> Run:
         if not report.is_file():
             last_line = (done.stderr or done.stdout).strip().splitlines()[-1:]
             raise SystemExit(f"suite_time: pytest in {side.checkout} did not run: {last_line}")
-        tests, skipped, failed = junit_counts(report)
-        failures = junit_failures(report)
-    return Run(wall, cpu, tests, skipped, failed, failures)
+        root = ET.parse(report).getroot()
+    return Run(wall, cpu, *junit_counts(root), junit_failures(root))
 
 
 def assignments(pairs: list[str]) -> dict[str, str]:

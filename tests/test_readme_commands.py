@@ -54,8 +54,11 @@ def plan_commands(text: str) -> list[list[str]]:
     return commands
 
 
+PLAN_COMMANDS = plan_commands(README.read_text(encoding="utf-8"))
+
+
 def test_the_readme_shows_plan_commands_for_each_feature() -> None:
-    commands = [" ".join(c) for c in plan_commands(README.read_text(encoding="utf-8"))]
+    commands = [" ".join(c) for c in PLAN_COMMANDS]
     assert len(commands) >= 8
     for feature in ("--diff", "--stack existing", "hp:tags.owner=", "[0].", "={", "="):
         assert any(feature in c for c in commands), feature
@@ -72,7 +75,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize(
     "argv",
-    plan_commands(README.read_text(encoding="utf-8")),
+    PLAN_COMMANDS,
     ids=lambda argv: " ".join(argv[1:]) or "plan",
 )
 def test_each_readme_plan_command_succeeds(
@@ -94,7 +97,7 @@ def writers_of_its_diff(argv: list[str]) -> list[list[str]]:
     base = argv[argv.index("--diff") + 1]
     writers = [
         command
-        for command in plan_commands(README.read_text(encoding="utf-8"))
+        for command in PLAN_COMMANDS
         if "--out" in command[:-1] and command[command.index("--out") + 1] == base
     ]
     assert writers, f"the README diffs against {base} but no command writes it"
@@ -120,6 +123,6 @@ def path_sets(argv: list[str]) -> list[tuple[str, str]]:
 def test_the_pulumi_config_set_path_lines_match_the_set_lines() -> None:
     text = README.read_text(encoding="utf-8")
     pulumi_sets = pulumi_path_sets(text)
-    mlcc_sets = {pair for argv in plan_commands(text) for pair in path_sets(argv)}
+    mlcc_sets = {pair for argv in PLAN_COMMANDS for pair in path_sets(argv)}
     assert len(pulumi_sets) >= 3
     assert set(pulumi_sets) == mlcc_sets

@@ -29,7 +29,6 @@ _INTEGER = re.compile(r"^[+-]?\d+$")
 _SHOWN_CHARS = 40
 # The tag YAML gives a plain `<<` key (PyYAML's resolver, like yaml.v3's, resolves it so).
 MERGE_TAG = "tag:yaml.org,2002:merge"
-STR_TAG = "tag:yaml.org,2002:str"
 MERGE_FORMS = "`<<: *defaults` or `<<: [*a, *b]`"
 
 # YAML 1.2 core schema (what the Pulumi CLI's YAML library resolves plain scalars with).
@@ -165,7 +164,7 @@ def _as_python_composes(root: yaml.Node) -> bool:
         seen.add(id(node))
         if isinstance(node, yaml.ScalarNode):
             node.style = node.style or None
-            if _is_empty(node) and node.tag == STR_TAG:
+            if _is_empty(node) and node.tag == yaml.resolver.BaseResolver.DEFAULT_SCALAR_TAG:
                 return False
         elif isinstance(node, yaml.SequenceNode):
             pending += ((item, depth + 1) for item in node.value)
