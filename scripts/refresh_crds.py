@@ -35,6 +35,9 @@ CRD_GROUP = "inference.sagemaker.aws.amazon.com"
 CRD_FILES = {
     "inferenceendpointconfigs.yaml": f"{CRD_GROUP}_inferenceendpointconfigs.yaml",
     "jumpstartmodels.yaml": f"{CRD_GROUP}_jumpstartmodels.yaml",
+    "sagemakerendpointregistrations.yaml": f"{CRD_GROUP}_sagemakerendpointregistrations.yaml",
+    "modelimagecaches.yaml": f"{CRD_GROUP}_modelimagecaches.yaml",
+    "modelweightscacheconfigs.yaml": f"{CRD_GROUP}_modelweightscacheconfigs.yaml",
 }
 DEST = Path(__file__).resolve().parent.parent / "schemas" / "crds"
 TIMEOUT_SECONDS = 60

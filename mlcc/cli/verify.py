@@ -24,23 +24,20 @@ from mlcc.cli import verify_wait
 from mlcc.config import stack as stack_config
 from mlcc.config.endpoints import EndpointConfig
 from mlcc.deploy.cluster import DEFAULT_REQUEST_TIMEOUT_S, Cluster, api_reason, within
+from mlcc.deploy.endpoint_pods import endpoint_pods, pod_selector, unselected_pods_how
 from mlcc.deploy.kubeconfig import api_client
 from mlcc.deploy.verify import (
-    GROUP,
-    PLURAL,
-    VERSION,
     Check,
     Observed,
     all_passed,
     expectation_for,
     pod_name,
-    pod_selector,
-    pods_by_name_prefix,
     verify_endpoint,
     worker_container,
 )
 from mlcc.deploy.waiter import WaitSettings
 from mlcc.engine_contract.values import printable, shown_value
+from mlcc.facts.operator import GROUP, PLURAL, VERSION
 from mlcc.stackfiles import resolve as stackfiles
 from mlcc.userfiles import shown_path
 
@@ -250,8 +247,8 @@ def observe(apis: KubernetesApis, namespace: str, name: str) -> Observed:
         pods = _list_pods(apis, namespace, label_selector=selector)
         how = f"selector {selector}"
     else:
-        pods = pods_by_name_prefix(_list_pods(apis, namespace), name)
-        how = f"name prefix {name}- (the endpoint publishes no status.selector)"
+        pods = endpoint_pods(_list_pods(apis, namespace), endpoint, name)
+        how = unselected_pods_how(endpoint, name)
     worker_image = (endpoint.get("spec") or {}).get("worker", {}).get("image")
     logs, log_errors = _read_logs(apis, namespace, pods, worker_image)
     return Observed(namespace, name, endpoint, pods, how, logs, log_errors)

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
+from mlcc.facts.operator import KIND
 from mlcc.manifest.operator import REPLACED_PATHS
 from mlcc.manifest.workload import (
     API_VERSION,
     AWAIT_ANNOTATIONS,
     AWAIT_TIMEOUTS,
-    KIND,
     Workload,
     endpoint_spec,
     labels,

@@ -1,10 +1,10 @@
 """The names Kubernetes gives a Deployment's pods, as a regex that selects one endpoint's pods.
 
 Pure. The operator runs each endpoint's model pods in a Deployment named after the endpoint
-(docs/scaling.md). A Deployment's pods are named `<replicaset>-<5 random characters>`, and its
-ReplicaSets `<deployment>-<pod-template-hash>`, so `pod=~"llama-.*"` also selects the pods of
-`llama-baseline` (the twin) or of any endpoint whose name starts with `llama-`. The regex here
-follows the naming exactly:
+(docs/operator-facts.md). A Deployment's pods are named `<replicaset>-<5 random characters>`,
+and its ReplicaSets `<deployment>-<pod-template-hash>`, so `pod=~"llama-.*"` also selects the
+pods of `llama-baseline` (the twin) or of any endpoint whose name starts with `llama-`. The
+regex here follows the naming exactly:
 
 - the pod-template-hash is `rand.SafeEncodeString(fmt.Sprint(<uint32 hash>))`: 1 to 10
   characters (a uint32 has at most 10 decimal digits) of the alphabet below (kubernetes

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from mlcc.deploy.snapshot import one_line
-from mlcc.deploy.verify import GROUP, PLURAL, VERSION
+from mlcc.facts.operator import GROUP, PLURAL, VERSION
 
 DEFAULT_REQUEST_TIMEOUT_S = 20.0
 LOG_LIMIT_BYTES = 4 * 1024 * 1024

@@ -15,11 +15,12 @@ from typing import Any, Literal
 
 from mlcc.deploy import verify
 from mlcc.deploy.pods import last_event, live_pods, pod_ready, pod_signs, worker_name
+from mlcc.deploy.registration import field_value, registration_signs, standing, unlisted
 from mlcc.deploy.snapshot import LogRequest, Sign, Snapshot, Target, one_line
-from mlcc.deploy.verify import READY_STATE
-from mlcc.manifest.operator import registration_signs
+from mlcc.facts.operator import DEPLOYMENT_OVERALL_STATE, ENDPOINT_STATE
 
-FAILED_STATE = "DeploymentFailed"  # the CRD's status.state enum, with READY_STATE
+READY_STATE = ENDPOINT_STATE.ready[0]
+FAILED_STATE = ENDPOINT_STATE.failed[0]
 _FAILED_ADVICE = "fix the cause and run `pulumi up` again"
 
 
@@ -101,34 +102,68 @@ def read(target: Target, snapshot: Snapshot) -> Reading:
     if endpoint is None:
         message = f"{target.where} not found (deleted, or another namespace or context?)"
         return Reading(message, False, (Sign("missing", message, immediate=True),), "it to exist")
-    state = _status(endpoint).get("state")
+    status = _status(endpoint)
+    state = status.get("state")
     observed = generation_observed(target, endpoint)
     pods = live_pods(snapshot.pods)
     ready = [p for p in pods if pod_ready(p)]
     desired = desired_replicas(endpoint)
     progress = _progress(target, snapshot, state, observed, len(ready), desired)
     signs = pod_signs(target, snapshot)
-    if state == FAILED_STATE and observed:
-        signs.insert(0, _failed_sign(target, endpoint, signs))
+    failed = _failed_state(status)
+    if failed and observed:
+        signs.insert(0, _failed_sign(target, endpoint, failed, signs))
     if not observed:
         return Reading(progress, False, tuple(signs), "the operator to observe the new spec")
-    if state != READY_STATE:
-        return Reading(progress, False, tuple(signs), f"state {READY_STATE} (now {state})")
+    awaited = _state_awaited(status)
+    if awaited:
+        return Reading(progress, False, tuple(signs), awaited)
     if len(ready) < desired:
         return Reading(progress, False, tuple(signs), f"{desired} ready replicas")
-    failure, pending = registration_signs(endpoint.get("spec") or {}, _status(endpoint))
+    failure, pending = registration_signs(endpoint.get("spec") or {}, status)
     if failure:
-        signs.insert(0, Sign("registration", f"{target.where}: {failure}"))
+        signs.insert(0, Sign("registration", f"{target.where}: {failure}", immediate=True))
     if failure or pending:
-        return Reading(progress, False, tuple(signs), pending or "its registrations")
+        shown = f"{progress}; waiting for {pending}" if pending else progress
+        return Reading(shown, False, tuple(signs), pending or "its registrations")
     return _speculation(target, snapshot, ready, progress, signs)
+
+
+def _failed_state(status: Mapping[str, Any]) -> str | None:
+    """`status.state`, else the Deployment's overall state, when it says the deploy failed."""
+    for field in (ENDPOINT_STATE, DEPLOYMENT_OVERALL_STATE):
+        value = field_value(status, field)
+        if standing(field, value) == "failed":
+            return str(value)
+    return None
+
+
+def _state_awaited(status: Mapping[str, Any]) -> str | None:
+    """What the endpoint's own states still lack: `status.state` must be DeploymentComplete; the
+    Deployment's overall state, once the operator writes it, too. An unlisted value is named."""
+    state = field_value(status, ENDPOINT_STATE)
+    match standing(ENDPOINT_STATE, state):
+        case "ready":
+            pass
+        case "unlisted":
+            return f"state {unlisted(ENDPOINT_STATE, state)}"
+        case _:
+            return f"state {READY_STATE} (now {one_line(str(state)) if state else 'none'})"
+    overall = field_value(status, DEPLOYMENT_OVERALL_STATE)
+    match standing(DEPLOYMENT_OVERALL_STATE, overall):
+        case "ready" | "absent":
+            return None
+        case "unlisted":
+            return f"the Deployment's state {unlisted(DEPLOYMENT_OVERALL_STATE, overall)}"
+        case _:
+            return f"the Deployment's state {READY_STATE} (now {overall})"
 
 
 def _progress(
     target: Target, snapshot: Snapshot, state: object, observed: bool, ready: int, desired: int
 ) -> str:
     assert snapshot.endpoint is not None
-    shown = str(state) if state else "no status yet"
+    shown = one_line(str(state)) if state else "no status yet"
     if not observed:
         shown += " (the operator has not yet observed the new spec)"
     names = [target.name, *(verify.pod_name(p) for p in snapshot.pods)]
@@ -137,13 +172,13 @@ def _progress(
     return f"{target.where}: {shown}, {ready}/{desired} replicas ready{tail}"
 
 
-def _failed_sign(target: Target, endpoint: Mapping[str, Any], pod_signs: list[Sign]) -> Sign:
+def _failed_sign(
+    target: Target, endpoint: Mapping[str, Any], failed: str, pod_signs: list[Sign]
+) -> Sign:
     said = operator_message(endpoint) or "the operator gave no message"
     cause = f"; {pod_signs[0].message.removeprefix(target.where + ': ')}" if pod_signs else ""
     advice = "" if pod_signs else f"; {_FAILED_ADVICE}"
-    return Sign(
-        FAILED_STATE, f"{target.where} is {FAILED_STATE}: {said}{cause}{advice}", immediate=True
-    )
+    return Sign(FAILED_STATE, f"{target.where} is {failed}: {said}{cause}{advice}", immediate=True)
 
 
 def _speculation(

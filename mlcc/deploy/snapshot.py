@@ -11,7 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mlcc.deploy.verify import KIND, Expectation
+from mlcc.deploy.verify import Expectation
+from mlcc.facts.operator import KIND
 
 MAX_LINE = 300
 # CUDA out-of-memory.

@@ -23,15 +23,11 @@ from typing import Any
 
 from mlcc import engine_contract as contract
 from mlcc.config.endpoints import EndpointConfig
-from mlcc.config.pod_names import deployment_pods_regex
+from mlcc.facts.operator import ENDPOINT_STATE, KIND
 from mlcc.serving.engines import ENV_PREFIXES, Engine
 from mlcc.serving.speculative import speculative_env
 
-GROUP = "inference.sagemaker.aws.amazon.com"
-VERSION = "v1"
-PLURAL = "inferenceendpointconfigs"
-KIND = "InferenceEndpointConfig"
-READY_STATE = "DeploymentComplete"
+READY_STATE = ENDPOINT_STATE.ready[0]
 ALGORITHM_ENV = contract.ALGORITHM_ENV
 
 _VLLM_ENGINE_CONFIG = re.compile(
@@ -173,12 +169,6 @@ def same_env_value(actual: object, expected: str) -> bool:
 # --- pods --------------------------------------------------------------------------------------
 
 
-def pod_selector(endpoint: Mapping[str, Any]) -> str | None:
-    """The label selector of the endpoint's pods (the CRD's scale subresource publishes it)."""
-    selector = (endpoint.get("status") or {}).get("selector")
-    return str(selector) if selector else None
-
-
 def pod_name(pod: Mapping[str, Any]) -> str:
     return str((pod.get("metadata") or {}).get("name", "?"))
 
@@ -197,18 +187,6 @@ def worker_container(pod: Mapping[str, Any], worker_image: str | None) -> Mappin
         if any(n.startswith(tuple(ENV_PREFIXES.values())) or n == ALGORITHM_ENV for n in names):
             return dict(container)
     return dict(containers[0]) if containers else None
-
-
-def pods_by_name_prefix(
-    pods: Iterable[Mapping[str, Any]], endpoint_name: str
-) -> list[Mapping[str, Any]]:
-    """Fallback when the endpoint publishes no selector: its Deployment's pods, named as
-    Kubernetes names them (never a twin's `<name>-baseline-...` pods)."""
-    try:
-        names = re.compile(deployment_pods_regex(endpoint_name))
-    except ValueError:  # not a Deployment name: nothing of the cluster's can be its pods
-        return []
-    return [p for p in pods if names.fullmatch(pod_name(p))]
 
 
 def pod_phase(pod: Mapping[str, Any]) -> str:

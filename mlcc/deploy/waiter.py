@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from mlcc.config.deploy_wait import DEFAULT_TIMEOUT_MINUTES
-from mlcc.deploy import readiness, verify
+from mlcc.deploy import endpoint_pods, readiness, verify
 from mlcc.deploy.cluster import ApiError, Cluster
 from mlcc.deploy.pods import live_pods, logs_wanted
 from mlcc.deploy.readiness import Reading
@@ -64,10 +64,10 @@ def observe(cluster: Cluster, target: Target) -> Snapshot:
     endpoint = cluster.endpoint(target.namespace, target.name)
     if endpoint is None:
         return Snapshot(None)
-    selector = verify.pod_selector(endpoint)
+    selector = endpoint_pods.pod_selector(endpoint)
     pods: Sequence[dict[str, object]] = cluster.pods(target.namespace, selector)
     if not selector:
-        pods = [dict(p) for p in verify.pods_by_name_prefix(pods, target.name)]
+        pods = [dict(p) for p in endpoint_pods.endpoint_pods(pods, endpoint, target.name)]
     names = [target.name, *(verify.pod_name(p) for p in live_pods(pods))]
     events = [e for name in names for e in cluster.events(target.namespace, name)]
     logs = {}

@@ -17,12 +17,12 @@ from mlcc.config.endpoints import EndpointConfig
 from mlcc.config.operator import OperatorSettings
 from mlcc.config.scaling import Autoscaling, autoscaling_spec, metrics_env, metrics_spec
 from mlcc.config.stack import StackConfig
+from mlcc.facts.operator import GROUP, KIND, VERSION
 from mlcc.manifest import operator
 from mlcc.serving.engines import HEALTH_CHECK_PATHS, Engine, EngineRelease
 from mlcc.serving.speculative import SpeculativeSpec, speculative_env
 
-API_VERSION = "inference.sagemaker.aws.amazon.com/v1"
-KIND = "InferenceEndpointConfig"
+API_VERSION = f"{GROUP}/{VERSION}"
 CONTAINER_PORT = 8080
 MODEL_VOLUME = "model-weights"
 REVISION_FLAG = "revision"  # vLLM and SGLang both: --revision

@@ -38,8 +38,9 @@ def endpoint(
     observed: int | None = 2,
     message: str | None = None,
     replicas: int = 1,
+    registration: str | None = None,
 ) -> dict[str, Any]:
-    found = s.endpoint(ENV, state=state)
+    found = s.endpoint(ENV, state=state, registration=registration)
     found["metadata"]["generation"] = generation
     found["spec"]["replicas"] = replicas
     status = found["status"]

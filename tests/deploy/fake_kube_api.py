@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, urlparse
 import yaml
 from bench_fake_engine import LoopbackServer, QuietServer
 
-from mlcc.deploy.verify import GROUP, PLURAL, VERSION
+from mlcc.facts.operator import GROUP, PLURAL, VERSION
 
 TOKEN = "fake-cluster-token"
 NAMESPACE = "inference"

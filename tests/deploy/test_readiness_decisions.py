@@ -4,6 +4,7 @@ write (the stories end to end are in test_deploy_wait.py)."""
 from __future__ import annotations
 
 import deploy_samples as d
+import pytest
 import verify_samples as s
 from crd_schema import crd_schema
 
@@ -20,6 +21,7 @@ from mlcc.deploy.snapshot import LogRequest, Snapshot, Target, explaining_lines,
 from mlcc.deploy.verify import READY_STATE
 
 TARGET = Target("inference", "hp-dev", s.expectation(), generation=2)
+READY_LOGS = {LogRequest(d.POD, d.WORKER, previous=False): s.VLLM_EAGLE3_LOG}
 
 
 def test_the_states_are_the_crds() -> None:
@@ -110,20 +112,93 @@ def test_the_operators_words_come_from_its_deployment_status_else_its_conditions
     assert operator_message(by_condition) == "Ok: was fine"
 
 
-def test_a_failed_sagemaker_registration_fails_the_wait_after_the_grace() -> None:
-    endpoint = d.endpoint(READY_STATE)
-    endpoint["status"]["endpoints"] = {"sagemaker": {"state": "Failed"}}
+@pytest.mark.parametrize("failed", ["CreationFailed", "UpdateFailed"])
+def test_a_failed_sagemaker_registration_fails_the_wait_at_once_quoting_the_operator(
+    failed: str,
+) -> None:
+    endpoint = d.endpoint(READY_STATE, registration=failed)
+    endpoint["status"]["conditions"] = [
+        {
+            "type": "EndpointCreated",
+            "status": "False",
+            "reason": "ResourceLimitExceeded",
+            "message": "account-level service limit for ml.g5.12xlarge",
+            "lastTransitionTime": "2026-12-04T04:05:00Z",
+        }
+    ]
     reading = read(TARGET, Snapshot(endpoint, [d.pod(ready=True)]))
-    assert not reading.serving
-    verdict, seen = judge(reading, {}, now=0.0, grace_s=60)
-    assert verdict.outcome == "waiting"
-    verdict, _ = judge(reading, seen, now=60.0, grace_s=60)
-    assert verdict.outcome == "failed" and "SageMaker endpoint failed" in verdict.message
+    verdict, _ = judge(reading, {}, now=0.0, grace_s=60)
+    assert verdict.outcome == "failed"
+    assert f"its SageMaker endpoint registration is {failed}: ResourceLimitExceeded: " in (
+        verdict.message
+    )
+    assert "account-level service limit for ml.g5.12xlarge" in verdict.message
 
 
-def test_a_reported_registration_still_creating_is_waited_for() -> None:
-    endpoint = d.endpoint(READY_STATE)
-    endpoint["status"]["endpoints"] = {"sagemaker": {"state": "Creating"}}
-    reading = read(TARGET, Snapshot(endpoint, [d.pod(ready=True)]))
+@pytest.mark.parametrize("working", ["CreationInProgress", "UpdateInProgress", ""])
+def test_a_registration_in_progress_or_not_written_yet_is_waited_for(working: str) -> None:
+    endpoint = d.endpoint(READY_STATE, registration=working)
+    reading = read(TARGET, Snapshot(endpoint, [d.pod(ready=True)], logs=READY_LOGS))
     assert not reading.serving and reading.signs == ()
-    assert reading.waiting_for == "the SageMaker endpoint is Creating"
+    assert "the SageMaker endpoint" in reading.waiting_for
+    assert (working or "not written yet") in reading.waiting_for
+    assert reading.waiting_for in reading.progress
+
+
+@pytest.mark.parametrize("unknown", ["InService", "Creating", "creationcompleted", "\x1b[31mX"])
+def test_a_registration_state_no_source_lists_is_shown_and_waited_on(unknown: str) -> None:
+    endpoint = d.endpoint(READY_STATE, registration=unknown)
+    reading = read(TARGET, Snapshot(endpoint, [d.pod(ready=True)], logs=READY_LOGS))
+    verdict, _ = judge(reading, {}, now=1e6, grace_s=60)
+    assert verdict.outcome == "waiting"
+    assert "a state no source lists" in reading.waiting_for
+    assert "CreationCompleted" in reading.waiting_for
+
+
+@pytest.mark.parametrize("ready", ["CreationCompleted", "UpdateCompleted"])
+def test_a_completed_registration_serves(ready: str) -> None:
+    endpoint = d.endpoint(READY_STATE, registration=ready)
+    reading = read(TARGET, Snapshot(endpoint, [d.pod(ready=True)], logs=READY_LOGS))
+    assert reading.serving
+
+
+def test_no_registration_is_awaited_without_a_sagemaker_endpoint() -> None:
+    endpoint = d.endpoint(READY_STATE, registration="")
+    endpoint["spec"]["endpointName"] = ""
+    reading = read(TARGET, Snapshot(endpoint, [d.pod(ready=True)], logs=READY_LOGS))
+    assert reading.serving
+
+
+@pytest.mark.parametrize(
+    ("state", "named"),
+    [("Deployed", "status.state is 'Deployed', a state no source lists"), ("", "now none")],
+)
+def test_an_endpoint_state_no_source_lists_is_waited_on(state: str, named: str) -> None:
+    endpoint = d.endpoint(state or None)
+    reading = read(TARGET, Snapshot(endpoint, [d.pod(ready=True)], logs=READY_LOGS))
+    assert not reading.serving and not reading.signs
+    assert named in reading.waiting_for
+
+
+def test_the_deployments_overall_state_fails_and_holds_as_the_cli_reads_it() -> None:
+    """The HyperPod CLI's integration tests fail on deploymentObjectOverallState
+    DeploymentFailed; `hyp describe` shows DeploymentInProgress as still working."""
+    endpoint = d.endpoint(READY_STATE)
+    endpoint["status"]["deploymentStatus"] = {
+        "name": "hp-dev",
+        "lastUpdated": "2026-12-04T04:05:00Z",
+        "deploymentObjectOverallState": "DeploymentInProgress",
+    }
+    reading = read(TARGET, Snapshot(endpoint, [d.pod(ready=True)], logs=READY_LOGS))
+    assert not reading.serving and "DeploymentInProgress" in reading.waiting_for
+    endpoint["status"]["deploymentStatus"] |= {
+        "deploymentObjectOverallState": "DeploymentFailed",
+        "reason": "ProgressDeadlineExceeded",
+        "message": "ReplicaSet has timed out progressing",
+    }
+    reading = read(TARGET, Snapshot(endpoint, [d.pod(ready=True)], logs=READY_LOGS))
+    verdict, _ = judge(reading, {}, now=0.0, grace_s=60)
+    assert verdict.outcome == "failed"
+    assert "is DeploymentFailed: ProgressDeadlineExceeded: ReplicaSet has timed out" in (
+        verdict.message
+    )

@@ -14,7 +14,7 @@ from kubernetes import client
 from kubernetes.client.exceptions import ApiException
 
 from mlcc.cli import verify as verify_cli
-from mlcc.deploy.verify import GROUP, PLURAL, VERSION
+from mlcc.facts.operator import GROUP, PLURAL, VERSION
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 POD = "hp-dev-7c9f8d-x2k4q"
@@ -244,10 +244,15 @@ def test_without_a_selector_pods_are_found_by_name(
     cluster = healthy_cluster()
     assert cluster.endpoint is not None
     del cluster.endpoint["status"]["selector"]
-    cluster.pods.append(v1_pod("unrelated-5d8c-abcde", []))
+    unrelated = v1_pod("unrelated-5d8c-abcde", [])
+    unrelated.metadata.labels = {"app": "unrelated"}
+    cluster.pods.append(unrelated)
     assert run(cluster, project) == 0
     assert ("list", "inference", None) in cluster.calls
-    assert "PASS pods: 1 selected by name prefix hp-dev-" in capsys.readouterr().out
+    assert (
+        "PASS pods: 1 selected by label app=hp-dev or Deployment hp-dev's pod names"
+        in capsys.readouterr().out
+    )
 
 
 def test_two_stacks_and_no_choice_is_a_usage_error(

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 import verify_samples as s
 
+from mlcc.deploy.endpoint_pods import endpoint_pods
 from mlcc.deploy.verify import (
     Check,
     Observed,
@@ -15,7 +17,6 @@ from mlcc.deploy.verify import (
     check_endpoint_state,
     check_engine_log,
     check_env,
-    pods_by_name_prefix,
     verify_endpoint,
     worker_container,
 )
@@ -420,9 +421,31 @@ def test_an_unreadable_log_fails_with_the_reason() -> None:
 
 def test_pods_without_a_selector_are_the_deployments_own_not_the_twins() -> None:
     names = ("hp-dev-7c9f8d-x2k4q", "hp-dev-baseline-7c9f8d-x2k4q", "hp-dev-canary-0", "hp-devx-1")
-    pods = [s.pod(n, []) for n in (*names, "other")]
-    assert [p["metadata"]["name"] for p in pods_by_name_prefix(pods, "hp-dev")] == [
+    pods = [unlabelled(s.pod(n, [])) for n in (*names, "other")]
+    endpoint = s.endpoint([], selector=None)
+    assert [p["metadata"]["name"] for p in endpoint_pods(pods, endpoint, "hp-dev")] == [
         "hp-dev-7c9f8d-x2k4q"
     ]
-    twin = pods_by_name_prefix(pods, "hp-dev-baseline")
+    twin = endpoint_pods(pods, endpoint, "hp-dev-baseline")
     assert [p["metadata"]["name"] for p in twin] == ["hp-dev-baseline-7c9f8d-x2k4q"]
+
+
+def unlabelled(pod: dict[str, Any]) -> dict[str, Any]:
+    del pod["metadata"]["labels"]
+    return pod
+
+
+def test_pods_without_a_selector_are_found_by_the_clis_label_and_the_published_deployment() -> None:
+    """The HyperPod CLI lists an endpoint's pods by label `app`; status.deploymentStatus.name
+    names its Deployment (docs/operator-facts.md)."""
+    labelled = s.pod("renamed-by-someone", [])
+    by_deployment = unlabelled(s.pod("hp-dev-model-6b5d9-k2x7q", []))
+    others = [unlabelled(s.pod("hp-dev-baseline-7c9f8d-x2k4q", [])), s.pod("x-1", [])]
+    others[1]["metadata"]["labels"]["app"] = "hp-dev-baseline"
+    endpoint = s.endpoint([], selector=None)
+    endpoint["status"]["deploymentStatus"] = {"name": "hp-dev-model", "lastUpdated": "x"}
+    found = endpoint_pods([labelled, by_deployment, *others], endpoint, "hp-dev")
+    assert [p["metadata"]["name"] for p in found] == [
+        "renamed-by-someone",
+        "hp-dev-model-6b5d9-k2x7q",
+    ]

@@ -56,16 +56,27 @@ def rendered_env(**overrides: str | None) -> list[dict[str, object]]:
     return workload.environment(workload.from_endpoint(cfg, cfg.primary), cfg.primary.speculative)
 
 
+ENDPOINT_ARN = "arn:aws:sagemaker:us-east-2:123456789012:endpoint/hp-dev"
+
+
 def endpoint(
     env: list[dict[str, object]],
     *,
     state: str | None = "DeploymentComplete",
     selector: str | None = "app=hp-dev",
     conditions: list[dict[str, str]] | None = None,
+    registration: str | None = None,
 ) -> dict[str, Any]:
+    """The endpoint as the operator reports it. Its SageMaker endpoint registration (the
+    SageMakerEndpointRegistration CRD's states) follows the deployment: CreationCompleted once
+    the state is DeploymentComplete, unless `registration` says otherwise ("" for none yet)."""
     status: dict[str, Any] = {"replicas": 1, "observedGeneration": 2}
     if state:
         status["state"] = state
+    if registration is None and state == "DeploymentComplete":
+        registration = "CreationCompleted"
+    if registration:
+        status["endpoints"] = {"sagemaker": {"state": registration, "endpointArn": ENDPOINT_ARN}}
     if selector:
         status["selector"] = selector
     if conditions:

@@ -1,0 +1,154 @@
+"""What the operator registers besides the pods, read in its own words. Pure (docs/deploy.md).
+
+An applied endpoint has a SageMaker endpoint unless `spec.endpointName` is empty, and a Route53
+record when `spec.dnsConfig` names a zone. The operator reports each in the custom resource's
+status; every state name, and which of them mean done, failed or still working, comes from
+`mlcc.facts.operator` (the operator's CRDs and the HyperPod CLI, docs/operator-facts.md). A
+state that no source lists is neither: it is shown as it is and waited on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from mlcc.deploy.snapshot import one_line
+from mlcc.facts.operator import (
+    CONDITION_FAILING,
+    DNS_HEALTH,
+    NO_SAGEMAKER_ENDPOINT,
+    OPERATOR_NAMESPACE,
+    SAGEMAKER_STATE,
+    StateField,
+)
+from mlcc.manifest.operator import ROUTING_FIELD
+
+Standing = Literal["absent", "ready", "failed", "working", "unlisted"]
+
+_OPERATOR_LOG = (
+    f"the operator's log in namespace {OPERATOR_NAMESPACE} says more (`hyp get-operator-logs` "
+    "reads it)"
+)
+
+
+@dataclass(frozen=True)
+class Registrations:
+    """What an applied endpoint has besides its pods, from its spec."""
+
+    sagemaker_endpoint: bool  # status.endpoints.sagemaker.state must reach CreationCompleted
+    dns_record: bool  # status.dnsStatus.dnsHealth must reach Active
+    routing: str | None  # the operator's router (hyperpod-inference-system) fronts the pods
+
+
+def registrations(spec: Mapping[str, Any]) -> Registrations:
+    routing = spec.get(ROUTING_FIELD) or {}
+    dns = spec.get("dnsConfig") or {}
+    return Registrations(
+        sagemaker_endpoint=(spec.get("endpointName") or NO_SAGEMAKER_ENDPOINT)
+        != NO_SAGEMAKER_ENDPOINT,
+        dns_record=bool(dns.get("hostedZoneId")) if isinstance(dns, Mapping) else False,
+        routing=routing.get("routingStrategy") if routing.get("enabled") else None,
+    )
+
+
+def field_value(status: Mapping[str, Any], field: StateField) -> object:
+    """The value at `field.path` (which starts at `status.`), None when any part is absent."""
+    found: object = status
+    for part in field.path.split(".")[1:]:
+        found = found.get(part) if isinstance(found, Mapping) else None
+    return found
+
+
+def standing(field: StateField, value: object) -> Standing:
+    if value is None or value == "":
+        return "absent"
+    if value in field.ready:
+        return "ready"
+    if value in field.failed:
+        return "failed"
+    if value in field.working or value in field.other:
+        return "working"
+    return "unlisted"
+
+
+def shown(value: object) -> str:
+    """A state as the operator wrote it, one line, control characters escaped."""
+    return one_line(value if isinstance(value, str) else repr(value))
+
+
+def unlisted(field: StateField, value: object) -> str:
+    return f"{field.ready[0]} ({field.path} is '{shown(value)}', a state no source lists)"
+
+
+def conditions_message(status: Mapping[str, Any]) -> str:
+    """The operator's words in status.conditions: the newest failing condition, else the newest
+    with a message (`reason: message`)."""
+    conditions = [
+        c for c in status.get("conditions") or [] if isinstance(c, Mapping) and c.get("message")
+    ]
+    newest = sorted(conditions, key=lambda c: str(c.get("lastTransitionTime") or ""))
+    failing = [c for c in newest if str(c.get("status")) == CONDITION_FAILING]
+    chosen = failing[-1:] or newest[-1:]
+    return one_line(": ".join(str(c[k]) for c in chosen for k in ("reason", "message") if c.get(k)))
+
+
+def registration_signs(
+    spec: Mapping[str, Any], status: Mapping[str, Any]
+) -> tuple[str | None, str | None]:
+    """(failure, what is still awaited) of the registrations the spec asks for.
+
+    The SageMaker endpoint is awaited also before the operator writes its state: the operator
+    registers it only after the deployment (docs/operator-facts.md, "order"). The DNS record's
+    status has no sourced place in that order, so a DNS status not written yet is not awaited.
+    """
+    wanted = registrations(spec)
+    failure, pending = None, None
+    if wanted.sagemaker_endpoint:
+        failure, pending = _sagemaker(status)
+    if failure is None and wanted.dns_record:
+        dns_failure, dns_pending = _dns(status)
+        failure, pending = dns_failure, pending or dns_pending
+    return failure, None if failure else pending
+
+
+def _sagemaker(status: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    state = field_value(status, SAGEMAKER_STATE)
+    match standing(SAGEMAKER_STATE, state):
+        case "ready":
+            return None, None
+        case "absent":
+            return None, (
+                "the SageMaker endpoint, which the operator registers after the deployment "
+                f"({SAGEMAKER_STATE.path} not written yet)"
+            )
+        case "failed":
+            said = conditions_message(status) or "the operator gave no message"
+            return (
+                f"its SageMaker endpoint registration is {shown(state)}: {said}; {_OPERATOR_LOG}, "
+                "or set hp:sagemakerEndpoint: false to serve without one",
+                None,
+            )
+        case "working":
+            return None, f"the SageMaker endpoint to be {SAGEMAKER_STATE.ready[0]} (now {state})"
+        case _:
+            return None, f"the SageMaker endpoint to be {unlisted(SAGEMAKER_STATE, state)}"
+
+
+def _dns(status: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    health = field_value(status, DNS_HEALTH)
+    dns = status.get("dnsStatus")
+    message = one_line(str(dns.get("message") or "")) if isinstance(dns, Mapping) else ""
+    said = f": {message}" if message else ""
+    match standing(DNS_HEALTH, health):
+        case "ready" | "absent":
+            return None, None
+        case "failed":
+            return (
+                f"its DNS record is in {health}{said} (check hp:dnsHostedZoneId and hp:tls)",
+                None,
+            )
+        case "working":
+            return None, f"the DNS record to be {DNS_HEALTH.ready[0]} (now {health}{said})"
+        case _:
+            return None, f"the DNS record to be {unlisted(DNS_HEALTH, health)}"

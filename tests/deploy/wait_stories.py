@@ -1,0 +1,41 @@
+"""The deploy wait's stories on a local Kubernetes API: timings, the endpoint, one run."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import deploy_samples as d
+import verify_samples as s
+from fake_kube_api import Behaviour, FakeKubeApi, Scene
+
+from mlcc.deploy.cluster import Cluster
+from mlcc.deploy.kubeconfig import api_client
+from mlcc.deploy.snapshot import Target
+from mlcc.deploy.waiter import Outcome, WaitSettings, wait_for_endpoints
+
+FAST = WaitSettings(timeout_s=6.0, poll_s=0.05, grace_s=0.15, api_grace_s=0.2)
+PATIENT = replace(FAST, timeout_s=30.0, grace_s=30.0, api_grace_s=30.0)
+TARGET = Target("inference", "hp-dev", s.expectation(), generation=2)
+READY_LOGS = {(d.POD, d.WORKER, False): s.VLLM_EAGLE3_LOG}
+
+
+def run_story(
+    tmp_path: Path,
+    scenes: list[Scene],
+    behaviour: Behaviour | None = None,
+    settings: WaitSettings = FAST,
+    request_timeout_s: float = 0.5,
+    target: Target = TARGET,
+) -> tuple[Outcome, list[str], float, FakeKubeApi]:
+    lines: list[str] = []
+    with FakeKubeApi(scenes, behaviour) as api:
+        kubeconfig = api.kubeconfig(tmp_path / "kubeconfig")
+        cluster = Cluster(api_client(str(kubeconfig)), request_timeout_s=request_timeout_s)
+        started = time.monotonic()
+        [outcome] = wait_for_endpoints(
+            cluster, [target], settings, lambda _target, line: lines.append(line)
+        )
+        elapsed = time.monotonic() - started
+    return outcome, lines, elapsed, api
