@@ -75,7 +75,6 @@ PROFILES: tuple[tuple[str, int, dict[str, Any]], ...] = (
             "instanceType": SMALL,
             "speculativeAlgorithm": "ngram",
             "speculativeNumTokens": 4,
-            "probes": {"readiness": {}},
         },
     ),
     (
@@ -99,7 +98,6 @@ PROFILES: tuple[tuple[str, int, dict[str, Any]], ...] = (
             "engine": "sglang",
             "model": QWEN,
             "instanceType": SMALL,
-            "probes": {"readiness": {}},
             "autoscaling": {"minReplicas": 1, "maxReplicas": 2},
         },
     ),

@@ -68,13 +68,15 @@ class KvCache:
 
 @dataclass(frozen=True)
 class OperatorSettings:
-    """What an endpoint asks of the operator; the defaults render nothing new."""
+    """What an endpoint asks of the operator; the defaults render nothing new but the
+    program's probes."""
 
     operator_version: tuple[int, int] = (3, 3)
     instance_types: tuple[str, ...] = ()  # the fallback list; empty = hp:instanceType alone
     kv_cache: KvCache | None = None
     routing: str | None = None
-    probes: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    # Laid over the program's probes; None = the operator's own (hp:probes: operator).
+    probes: Mapping[str, Mapping[str, object]] | None = field(default_factory=dict)
     request_limits: Mapping[str, int] = field(default_factory=dict)
     tls: Mapping[str, object] = field(default_factory=dict)  # spec.tlsConfig
     dns_hosted_zone_id: str | None = None

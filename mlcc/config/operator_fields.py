@@ -17,6 +17,8 @@ PROBE_NAMES = {
     "readiness": "readinessProbe",
     "liveness": "livenessProbe",
 }
+# `hp:probes: operator`: the operator's own probes instead of the program's.
+OPERATOR_PROBES = "operator"
 # Kubernetes Probe fields (core/v1), as the CRD's worker.probes.* declares them.
 PROBE_FIELDS = frozenset(
     {
@@ -32,6 +34,17 @@ PROBE_FIELDS = frozenset(
         "timeoutSeconds",
     }
 )
+# The bounds of the Probe fields that are numbers: the CRD's int32/int64 fields and their
+# descriptions ("Minimum value is 1"; successThreshold "Must be 1 for liveness and startup"),
+# initialDelaySeconds not negative (Kubernetes' pkg/apis/core/validation validateProbe).
+PROBE_NUMBERS = {
+    "failureThreshold": (1, 2**31 - 1),
+    "initialDelaySeconds": (0, 2**31 - 1),
+    "periodSeconds": (1, 2**31 - 1),
+    "successThreshold": (1, 2**31 - 1),
+    "terminationGracePeriodSeconds": (1, 2**63 - 1),
+    "timeoutSeconds": (1, 2**31 - 1),
+}
 # The CRD's patterns (schemas/crds/inferenceendpointconfigs.yaml, v1).
 ACM_ARN = re.compile(r"^arn:aws:acm:[a-z0-9-]+:[0-9]{12}:certificate/[a-fA-F0-9-]+$")
 DOMAIN = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$")
@@ -50,20 +63,36 @@ HOST_PATH_LENGTH = (1, 255)
 VOLUME_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 
 
-def probes(reader: Reader) -> dict[str, dict[str, object]]:
-    raw = reader.mapping("probes", "probe overrides")
-    unknown(reader, "probes", raw, set(PROBE_NAMES))
+def probes(reader: Reader) -> dict[str, dict[str, object]] | None:
+    """The fields to lay over the program's probes; None for the operator's own
+    (`hp:probes: operator`, no `worker.probes` rendered)."""
+    given = reader.structured("probes")
+    if given is None:
+        return {}
+    if isinstance(given, str) and given.strip().lower() == OPERATOR_PROBES:
+        return None
+    if not isinstance(given, dict):
+        reader.fail(
+            "probes",
+            "must be a map {startup, readiness, liveness} of probe fields laid over the "
+            f"program's probes, or '{OPERATOR_PROBES}' for the operator's own; got "
+            f"{shown_value(reader.string('probes'))}",
+        )
+        return {}
+    unknown(reader, "probes", given, set(PROBE_NAMES))
     probes: dict[str, dict[str, object]] = {}
-    for name, value in raw.items():
+    for name, value in given.items():
         if name not in PROBE_NAMES:
             continue
         if not isinstance(value, dict):
             reader.fail(f"probes.{name}", "must be a map of Kubernetes probe fields")
             continue
         unknown(reader, f"probes.{name}", value, PROBE_FIELDS)
-        for number in ("failureThreshold", "periodSeconds", "timeoutSeconds", "successThreshold"):
-            if number in value and not whole(value[number], 1, 2**31 - 1):
-                reader.fail(f"probes.{name}.{number}", "must be a whole number of at least 1")
+        for number, (low, high) in PROBE_NUMBERS.items():
+            if number in value and not whole(value[number], low, high):
+                reader.fail(f"probes.{name}.{number}", f"must be a whole number of at least {low}")
+            elif number == "successThreshold" and name != "readiness" and value.get(number, 1) != 1:
+                reader.fail(f"probes.{name}.{number}", f"must be 1 for a {name} probe")
         probes[name] = {k: v for k, v in value.items() if k in PROBE_FIELDS}
     return probes
 

@@ -44,8 +44,9 @@ ROWS: tuple[Row, ...] = (
         "probes",
         None,
         {},
-        "Container probes {startup, readiness, liveness}, each Kubernetes Probe fields laid "
-        "over a default sized for loading the target and draft; empty = the operator's.",
+        "Container probes: the program's (startup sized for loading the target and draft, "
+        "5 s timeouts) with the given {startup, readiness, liveness} Kubernetes Probe fields "
+        "laid over them; operator = the operator's own (no probes rendered).",
         True,
     ),
     (

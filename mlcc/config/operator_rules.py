@@ -301,16 +301,19 @@ def _tls_and_dns(reader: Reader, settings: OperatorSettings) -> None:
 
 
 def _probes(reader: Reader, settings: OperatorSettings, facts: EndpointFacts) -> None:
-    if facts.engine is Engine.SGLANG and not settings.probes:
+    # SGLang's /health answers in about 1 s (1.007 s measured); the operator's default readiness
+    # probe waits 1 s (the CRD's timeoutSeconds: "Defaults to 1 second"), so the pod never turns
+    # ready (aws-samples/llm_model_hub hyperpod_docs/ISSUES_FIXED.md, issue 6).
+    if facts.engine is not Engine.SGLANG:
+        return
+    if settings.probes is None:
         reader.warn(
-            "engine",
-            "SGLang's /health takes about 1 s and the operator's default readiness probe waits "
-            "1 s (the pod may never turn ready); set hp:probes, e.g. {readiness: {}}, for the "
-            "program's probes with a 5 s timeout",
+            "probes",
+            "operator keeps the operator's own readiness probe, which waits 1 s, and SGLang's "
+            "/health takes about 1 s, so the pod may never turn ready; remove hp:probes for "
+            "the program's probes (a 5 s timeout)",
         )
-    readiness = settings.probes.get("readiness", {})
-    timeout = readiness.get("timeoutSeconds")
-    if facts.engine is Engine.SGLANG and isinstance(timeout, int) and timeout <= 1:
-        # SGLang's /health answers in about 1 s; a 1 s timeout keeps the pod unready
-        # (aws-samples/llm_model_hub ISSUES_FIXED.md, issue 6).
+        return
+    timeout = settings.probes.get("readiness", {}).get("timeoutSeconds")
+    if isinstance(timeout, int) and timeout <= 1:
         reader.warn("probes.readiness.timeoutSeconds", "SGLang's /health takes about 1 s; use 5")

@@ -1,8 +1,8 @@
 """The operator's features in the InferenceEndpointConfig spec (docs/operator-features.md). Pure.
 
 `apply` lays an endpoint's `OperatorSettings` over the spec `mlcc.manifest.workload` renders;
-with the default settings it changes nothing, so a stack without these keys renders what it
-always did.
+with the default settings it adds only the program's probes (`hp:probes: operator` leaves them
+to the operator), so a stack without these keys renders what it always did besides them.
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ from mlcc.config.operator import OperatorSettings
 from mlcc.config.operator_fields import PROBE_NAMES
 
 PROBE_PERIOD_SECONDS = 10
-# SGLang's /health takes about 1 s, so the operator's 1 s readiness timeout fails it
-# (aws-samples/llm_model_hub hyperpod_docs/ISSUES_FIXED.md, issue 6).
+# SGLang's /health takes about 1 s (1.007 s measured), so the operator's default readiness
+# timeout of 1 s fails it and a 5 s one passes (aws-samples/llm_model_hub
+# hyperpod_docs/ISSUES_FIXED.md, issue 6; the CRD's timeoutSeconds: "Defaults to 1 second").
 PROBE_TIMEOUT_SECONDS = 5
+LIVENESS_FAILURE_THRESHOLD = 3  # Kubernetes' default (the CRD's failureThreshold: "Defaults to 3")
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 # The CRD's field, and the reason a change of it must be a replacement.
 ROUTING_FIELD = "intelligentRoutingSpec"
@@ -125,15 +127,17 @@ def _worker(worker: dict[str, Any], settings: OperatorSettings, container: Conta
         worker["workingDir"] = settings.working_dir
     if settings.request_limits:
         worker["requestLimits"] = dict(settings.request_limits)
-    if settings.probes:
-        worker["probes"] = probes(settings, container)
+    if settings.probes is not None:  # None: the operator's own (hp:probes: operator)
+        worker["probes"] = probes(settings.probes, container)
 
 
-def probes(settings: OperatorSettings, container: Container) -> dict[str, Any]:
+def probes(given: Mapping[str, Mapping[str, object]], container: Container) -> dict[str, Any]:
     """All three probes: a default sized for the endpoint, the given fields laid over it.
 
-    The startup probe allows the whole deploy time limit: downloading and loading the target
-    and the draft, and capturing CUDA graphs for both, happen before /health answers.
+    The startup probe allows the whole deploy time limit (`maxDeployTimeInSeconds`, the
+    operator's own deadline for the deployment): downloading and loading the target and the
+    draft, and capturing CUDA graphs for both, happen before /health answers, and no budget
+    longer than the operator's could help, nor a shorter one be known to suffice.
     """
     deploy_seconds = container.deploy_seconds
     check = {"httpGet": {"path": container.health_path, "port": container.port}}
@@ -144,18 +148,22 @@ def probes(settings: OperatorSettings, container: Container) -> dict[str, Any]:
             "timeoutSeconds": PROBE_TIMEOUT_SECONDS,
             "failureThreshold": math.ceil(deploy_seconds / PROBE_PERIOD_SECONDS),
         },
-        "readiness": {**check, "periodSeconds": 10, "timeoutSeconds": PROBE_TIMEOUT_SECONDS},
+        "readiness": {
+            **check,
+            "periodSeconds": PROBE_PERIOD_SECONDS,
+            "timeoutSeconds": PROBE_TIMEOUT_SECONDS,
+        },
         "liveness": {
             **check,
-            "periodSeconds": 10,
+            "periodSeconds": PROBE_PERIOD_SECONDS,
             "timeoutSeconds": PROBE_TIMEOUT_SECONDS,
-            "failureThreshold": 3,
+            "failureThreshold": LIVENESS_FAILURE_THRESHOLD,
         },
     }
     rendered: dict[str, Any] = {}
     for name, field in PROBE_NAMES.items():
-        given = dict(settings.probes.get(name, {}))
-        handler = [k for k in ("httpGet", "exec", "grpc", "tcpSocket") if k in given]
+        fields = dict(given.get(name, {}))
+        handler = [k for k in ("httpGet", "exec", "grpc", "tcpSocket") if k in fields]
         base = {k: v for k, v in defaults[name].items() if not (handler and k == "httpGet")}
-        rendered[field] = {**base, **given}
+        rendered[field] = {**base, **fields}
     return rendered

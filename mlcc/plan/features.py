@@ -1,11 +1,13 @@
 """The plan headline's words for an endpoint's operator features (docs/operator-features.md).
 
 Read back from the rendered InferenceEndpointConfig spec, like the rest of the headline, so the
-plan shows what the operator will be asked for. A spec without any of them gives no line.
+plan shows what the operator will be asked for: always the probes (the program's, with their
+startup budget and readiness timeout, or the operator's own), then the features asked for.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,12 +41,12 @@ def instance_types(spec: Mapping[str, Any]) -> str:
     return "?"
 
 
-def operator_line(spec: Mapping[str, Any]) -> str | None:
+def operator_line(spec: Mapping[str, Any]) -> str:
     worker = spec.get("worker") or {}
     words = [
         *_kv_cache(spec.get("kvCacheSpec")),
         *_routing(spec.get("intelligentRoutingSpec")),
-        *(["probes"] if worker.get("probes") else []),
+        _probes(worker.get("probes")),
         *_limits(worker.get("requestLimits")),
         *_tls(spec.get("tlsConfig"), spec.get("dnsConfig")),
         *(["SageMaker endpoint off"] if spec.get("endpointName") == "" else []),
@@ -53,7 +55,28 @@ def operator_line(spec: Mapping[str, Any]) -> str | None:
         *(["prefill/decode split (pdSpec)"] if spec.get("pdSpec") else []),
         *(["prefetch"] if (spec.get("modelSourceConfig") or {}).get("prefetchEnabled") else []),
     ]
-    return f"  operator: {', '.join(words)}" if words else None
+    return f"  operator: {', '.join(words)}"
+
+
+# Kubernetes' probe defaults, as the CRD's worker.probes fields describe them.
+_PROBE_DEFAULTS = {"initialDelaySeconds": 0, "periodSeconds": 10, "failureThreshold": 3}
+_TIMEOUT_SECONDS = 1
+
+
+def _probes(probes: Any) -> str:
+    """`probes (startup up to 120 min, readiness timeout 5 s)`, or the operator's own."""
+    if not isinstance(probes, Mapping) or not probes:
+        return "the operator's own probes"
+    startup, readiness = probes.get("startupProbe"), probes.get("readinessProbe")
+    delay, period, failures = (_whole(startup, k, v) for k, v in _PROBE_DEFAULTS.items())
+    minutes = math.ceil((delay + period * failures) / 60)
+    timeout = _whole(readiness, "timeoutSeconds", _TIMEOUT_SECONDS)
+    return f"probes (startup up to {minutes} min, readiness timeout {timeout} s)"
+
+
+def _whole(probe: Any, field: str, default: int) -> int:
+    value = probe.get(field) if isinstance(probe, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
 def _kv_cache(cache: Any) -> list[str]:

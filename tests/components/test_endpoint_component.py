@@ -141,6 +141,27 @@ def test_the_custom_resource_has_exactly_this_shape() -> None:
                         "valueFrom": {"secretKeyRef": {"name": "hp-dev-hf-token", "key": "token"}},
                     },
                 ],
+                # the program's probes: SGLang's /health on the wrapper's port, a 5 s timeout,
+                # the startup probe for the whole deploy time limit (7200 s = 720 x 10 s)
+                "probes": {
+                    "startupProbe": {
+                        "httpGet": {"path": "/health", "port": 8080},
+                        "periodSeconds": 10,
+                        "timeoutSeconds": 5,
+                        "failureThreshold": 720,
+                    },
+                    "readinessProbe": {
+                        "httpGet": {"path": "/health", "port": 8080},
+                        "periodSeconds": 10,
+                        "timeoutSeconds": 5,
+                    },
+                    "livenessProbe": {
+                        "httpGet": {"path": "/health", "port": 8080},
+                        "periodSeconds": 10,
+                        "timeoutSeconds": 5,
+                        "failureThreshold": 3,
+                    },
+                },
             },
             "metrics": {
                 "enabled": True,

@@ -111,6 +111,7 @@ REFUSED = [
     (values(probes={"startup": {"failureThreshold": 0}}),
      "hp:probes.startup.failureThreshold: must be a whole number of at least 1"),
     (values(probes={"warmup": {}}), "hp:probes.warmup: is not a field of hp:probes"),
+    ({"hp:probes": "none"}, "hp:probes: must be a map {startup, readiness, liveness}"),
     (values(loadBalancer={"idleTimeoutSeconds": 5000}),
      "hp:loadBalancer.idleTimeoutSeconds: must be a whole number from 1 to 4000"),
     (values(resources={"limits": {"nvidia.com/gpu": 8}}),
@@ -142,7 +143,9 @@ WARNED = [
     ({"hp:endpointName": "a" * 51}, "hp:endpointName: '" + "a" * 51 + "' is longer than 50"),
     ({"hp:engine": "sglang", **values(probes={"readiness": {"timeoutSeconds": 1}})},
      "hp:probes.readiness.timeoutSeconds: SGLang's /health takes about 1 s"),
-    ({"hp:engine": "sglang"}, "hp:engine: SGLang's /health takes about 1 s"),
+    ({"hp:engine": "sglang", "hp:probes": "operator"},
+     "hp:probes: operator keeps the operator's own readiness probe, which waits 1 s, and "
+     "SGLang's /health takes about 1 s"),
     ({"hp:initialReplicaCount": "2"}, "hp:initialReplicaCount: has no effect since operator 3.2"),
     ({"hp:engine": "sglang", **EAGLE3, **values(engineArgs={"enable-hierarchical-cache": True})},
      "hp:engineArgs.enable-hierarchical-cache: KV cache offload with eagle3 on SGLang"),

@@ -214,11 +214,13 @@ def test_prefetch_points_the_engine_at_the_model_volume() -> None:
     assert env["SM_VLLM_SERVED_MODEL_NAME"] == "meta-llama/Llama-3.1-8B-Instruct"
 
 
-def test_without_operator_keys_nothing_changes() -> None:
+def test_without_operator_keys_only_the_program_probes_are_added() -> None:
     spec = spec_of({})
     for field in ("kvCacheSpec", "intelligentRoutingSpec", "tlsConfig", "dnsConfig", "tags"):
         assert field not in spec
-    assert "probes" not in spec["worker"] and "args" not in spec["worker"]
+    assert "args" not in spec["worker"]
+    assert set(spec["worker"]["probes"]) == {"startupProbe", "readinessProbe", "livenessProbe"}
+    assert "probes" not in spec_of({"hp:probes": "operator"})["worker"]
     assert spec["endpointName"] == "hp-dev" and spec["instanceType"] == "ml.g5.12xlarge"
 
 
@@ -229,6 +231,6 @@ def test_the_replaced_field_is_the_crds() -> None:
 def test_every_operator_key_has_a_rendering_test() -> None:
     """operatorVersion and experimental gate other keys; workerCommand is always refused."""
     rendered = {name.removeprefix("hp:") for values, _path, _value in RENDERED for name in values}
-    rendered |= {"instanceTypes", "nodeAffinity", "probes"}  # their own tests above
+    rendered |= {"instanceTypes", "nodeAffinity", "probes"}  # their own tests (and probes')
     keys = {row[0] for row in operator_keys.ROWS}
     assert keys - rendered == {"operatorVersion", "experimental", "workerCommand"}

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from mlcc.plan.features import operator_line
 from mlcc.plan.report import (
     CR_TYPE,
     PlannedResource,
@@ -23,7 +24,17 @@ from mlcc.plan.report import (
 COMPONENT = "hp:index:InferenceEndpoint"
 
 
-def endpoint_cr(name: str, engine: str, algorithm: str | None) -> dict[str, Any]:
+# What the program renders by default for a 90-minute deploy time limit.
+PROBES = {
+    "startupProbe": {"periodSeconds": 10, "failureThreshold": 540, "timeoutSeconds": 5},
+    "readinessProbe": {"periodSeconds": 10, "timeoutSeconds": 5},
+    "livenessProbe": {"periodSeconds": 10, "timeoutSeconds": 5, "failureThreshold": 3},
+}
+
+
+def endpoint_cr(
+    name: str, engine: str, algorithm: str | None, probes: dict[str, Any] | None = None
+) -> dict[str, Any]:
     env = [
         {"name": "SM_VLLM_MODEL" if engine == "vllm" else "SM_SGLANG_MODEL_PATH", "value": "o/m"}
     ]
@@ -35,7 +46,7 @@ def endpoint_cr(name: str, engine: str, algorithm: str | None) -> dict[str, Any]
             "instanceType": "ml.g6e.12xlarge",
             "replicas": 3,
             "modelSourceConfig": {"huggingFaceModel": {"modelId": "org/target"}},
-            "worker": {"environmentVariables": env},
+            "worker": {"environmentVariables": env, **({"probes": probes} if probes else {})},
         },
     }
 
@@ -55,7 +66,12 @@ def two_endpoints() -> list[PlannedResource]:
     return tree_order(
         registered(
             (COMPONENT, "chat", None, {}),
-            (CR_TYPE, "chat", f"urn:{COMPONENT}::chat", endpoint_cr("chat", "sglang", "eagle3")),
+            (
+                CR_TYPE,
+                "chat",
+                f"urn:{COMPONENT}::chat",
+                endpoint_cr("chat", "sglang", "eagle3", PROBES),
+            ),
             (COMPONENT, "chat-baseline", None, {}),
             (
                 CR_TYPE,
@@ -78,9 +94,11 @@ def test_the_headline_has_one_block_per_endpoint() -> None:
         "  speculative: eagle3",
         "    vLLM   --speculative-config <vllm eagle3>",
         "    SGLang <sglang>",
+        "  operator: probes (startup up to 90 min, readiness timeout 5 s)",
         "endpoint chat-baseline (serving): sglang 0.5.23, org/target",
         "  instances: ml.g6e.12xlarge x 3",
         "  speculative: off",
+        "  operator: the operator's own probes",  # a spec without worker.probes
     ]
 
 
@@ -226,3 +244,28 @@ def test_a_redacted_secret_shows_no_change_and_many_paths_are_summarised() -> No
     new = plan(("t:a", "big", {str(i): i + 1 for i in range(20)}))
     (change,) = diff(old, new)
     assert change.lines()[-1] == "    ... and 8 more"
+
+
+@pytest.mark.parametrize(
+    ("probes", "words"),
+    [
+        (PROBES, "probes (startup up to 90 min, readiness timeout 5 s)"),
+        # the given fields: a delay counts, a partial minute rounds up
+        ({"startupProbe": {"initialDelaySeconds": 60, "periodSeconds": 7,
+                           "failureThreshold": 10},
+          "readinessProbe": {"timeoutSeconds": 10}},
+         "probes (startup up to 3 min, readiness timeout 10 s)"),
+        # Kubernetes' defaults for what a spec leaves out (10 s x 3, a 1 s timeout)
+        ({"livenessProbe": {}}, "probes (startup up to 1 min, readiness timeout 1 s)"),
+        ({"startupProbe": {"periodSeconds": "x"}, "readinessProbe": {"timeoutSeconds": True}},
+         "probes (startup up to 1 min, readiness timeout 1 s)"),
+        ({}, "the operator's own probes"),
+        (None, "the operator's own probes"),
+    ],
+)  # fmt: skip
+def test_the_operator_line_always_names_the_probes(probes: Any, words: str) -> None:
+    worker = {} if probes is None else {"probes": probes}
+    assert operator_line({"worker": worker}) == f"  operator: {words}"
+    routed = {"worker": worker, "intelligentRoutingSpec": {"enabled": True, "routingStrategy": "x"}}
+    assert operator_line(routed).startswith(f"  operator: routing x (adding or removing it "
+                                            f"replaces the endpoint), {words}")  # fmt: skip
