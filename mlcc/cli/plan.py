@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 from mlcc.cli import plan_out
 from mlcc.cli.plan_out import DEFAULT_OUT, PLAN_FILE
 from mlcc.engine_contract.values import printable as _printable
+from mlcc.plan import diff as plan_diff
+from mlcc.plan import graph
 from mlcc.plan import report as plan_report
 from mlcc.plan.report import CR_TYPE, PlannedResource
 from mlcc.userfiles import UserFileError
@@ -207,7 +209,17 @@ def _evaluate(
     for message in collector.messages:
         print(f"warning: {_printable(message)}", file=sys.stderr)
     registered = [
-        plan_report.Registered(r.type, r.name, r.urn, r.parent, r.redacted_inputs, r.custom)
+        plan_report.Registered(
+            r.type,
+            r.name,
+            r.urn,
+            r.parent,
+            r.redacted_inputs,
+            r.custom,
+            r.dependencies,
+            r.property_dependencies,
+            r.provider,
+        )
         for r in result.registrations
     ]
     return registered, result.outputs
@@ -231,9 +243,11 @@ def _print_report(
         for line in plan_report.tree_lines(resources):
             _print(line)
     else:
-        changes = plan_report.diff(baseline, [r.as_json() for r in resources])
+        changes = plan_diff.diff(baseline, [r.as_json() for r in resources])
         print()
-        _print(f"changes against {diff_dir}: {plan_report.summary(changes)}")
+        _print(f"changes against {diff_dir}: {plan_diff.summary(changes)}")
+        if graph.unrecorded(baseline):
+            _print(f"dependencies not compared: {diff_dir} has a {PLAN_FILE} without them")
         for change in changes:
             for line in change.lines():
                 _print(line)
@@ -294,6 +308,7 @@ def _portable_resource(resource: PlannedResource, project_dir: Path) -> PlannedR
         resource.depth,
         _portable(resource.inputs, project_dir),
         resource.custom,
+        resource.edges,
     )
 
 

@@ -42,8 +42,10 @@ class Registration:
     parent: str | None
     custom: bool
     raw_inputs: Mapping[str, Any] = field(repr=False)
-    # URNs this registration waits for (explicit depends_on and resources behind its inputs).
+    # URNs this registration waits for (explicit depends_on and resources behind its inputs),
+    # and per input the URNs behind it (the request's propertyDependencies).
     dependencies: tuple[str, ...] = ()
+    property_dependencies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # The provider reference (`<provider urn>::<id>`) of a custom resource, if one was given.
     provider: str | None = None
     # Input paths whose change replaces the resource (ResourceOptions.replace_on_changes).
@@ -272,6 +274,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     custom=bool(request.custom),
                     raw_inputs=self.mocks.decoded.inputs,
                     dependencies=tuple(request.dependencies),
+                    property_dependencies={
+                        key: tuple(urns.urns) for key, urns in request.propertyDependencies.items()
+                    },
                     provider=request.provider or None,
                     replace_on_changes=tuple(request.replaceOnChanges),
                     custom_timeouts=_custom_timeouts(request),
