@@ -247,7 +247,8 @@ def _print_report(
         print()
         _print(f"changes against {diff_dir}: {plan_diff.summary(changes)}")
         if graph.unrecorded(baseline):
-            _print(f"dependencies not compared: {diff_dir} has a {PLAN_FILE} without them")
+            where = f"the {PLAN_FILE} of --diff {diff_dir}"
+            _print(f"dependencies not compared: {where} does not record them")
         for change in changes:
             for line in change.lines():
                 _print(line)
