@@ -2,8 +2,9 @@
 
 Prints a headline (stack, mode, region, GPU nodes, and per endpoint the engine, model, instance
 type x count and speculative settings), the resources as a tree, the stack outputs, and writes
-`plan.json` and the Kubernetes manifests, byte-identical for the same inputs. `--diff DIR`
-prints per resource what changed against the plan.json in DIR instead of the tree.
+`plan.json` (each resource with its URN and dependencies, mlcc.plan.graph) and the Kubernetes
+manifests, byte-identical for the same inputs. `--diff DIR` prints per resource what changed
+against the plan.json in DIR (inputs and dependencies, mlcc.plan.diff) instead of the tree.
 
 Exit codes: 0 planned; 1 configuration errors (one `error: hp:key: ...` line each, nothing is
 written); 2 usage or file errors (a malformed `--set`, an unreadable stack file, `--out`
@@ -79,7 +80,10 @@ def register(subparsers: Any) -> None:
         "--diff",
         type=Path,
         metavar="DIR",
-        help="compare with DIR/plan.json (an earlier --out): + new, - gone, ~ changed inputs",
+        help=(
+            "compare with DIR/plan.json (an earlier --out): + new, - gone, ~ changed inputs "
+            "or dependencies"
+        ),
     )
     parser.add_argument(
         "--preflight",

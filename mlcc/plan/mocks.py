@@ -1,8 +1,9 @@
 """Run the Pulumi program offline under Pulumi's mock runtime and record what it registers.
 
 Used by `mlcc plan` and by the component tests. No CLI, plugins or cloud are involved: each
-resource registration is recorded with its type, name, parent and inputs, and answered with its
-inputs plus plausible computed outputs (ARNs, ids) so that dependent resources can be built.
+resource registration is recorded with its type, name, parent, inputs, dependencies and provider,
+and answered with its inputs plus plausible computed outputs (ARNs, ids) so that dependent
+resources can be built.
 The monitor does not advertise resource references, which avoids the mock runtime's
 cross-event-loop failures (pulumi/pulumi#6561).
 """
