@@ -57,9 +57,15 @@ def diff(old: Iterable[Mapping[str, Any]], new: Iterable[Mapping[str, Any]]) -> 
 
 
 def summary(changes: Sequence[Change]) -> str:
+    """The counts, as `pulumi preview` would count: a resource whose dependencies alone change
+    is no update (the engine writes its new dependencies to the state in a `same` step,
+    pulumi/pulumi#21180), so it is counted apart."""
     count = {mark: sum(c.mark == mark for c in changes) for mark in ("+", "~", "-", "+-")}
+    relinked = sum(c.mark == "~" and not c.paths for c in changes)
     replaced = f", {count['+-']} to replace" if count["+-"] else ""
-    return f"{count['+']} to create, {count['~']} to change, {count['-']} to delete{replaced}"
+    only = f", {relinked} with only dependencies changed" if relinked else ""
+    changed = count["~"] - relinked
+    return f"{count['+']} to create, {changed} to change, {count['-']} to delete{replaced}{only}"
 
 
 def changed_paths(old: Any, new: Any, path: str = "") -> list[str]:

@@ -12,7 +12,7 @@ from program_runs import CR_TYPE, IMAGE, in_repo
 
 from mlcc.cli import main
 from mlcc.plan import graph
-from mlcc.plan.diff import diff
+from mlcc.plan.diff import diff, summary
 
 STACK_URN = "urn:pulumi:dev::hp::pulumi:pulumi:Stack::hp-dev"
 
@@ -157,6 +157,9 @@ def test_a_hand_edited_dependency_or_provider_is_a_change_of_its_own(stack: str)
         provider=URN(stack, "pulumi:providers:kubernetes", "two") + "::two-id",
     )
     (change,) = diff([old], [new])
+    assert summary([change]) == (
+        "0 to create, 0 to change, 0 to delete, 1 with only dependencies changed"
+    )
     assert change.lines() == [
         "~ t:m:T  r",
         "    - depends on t:m:Gone  g",
