@@ -2,8 +2,9 @@
 
 Prints a headline (stack, mode, region, GPU nodes, and per endpoint the engine, model, instance
 type x count and speculative settings), the resources as a tree, the stack outputs, and writes
-`plan.json` and the Kubernetes manifests, byte-identical for the same inputs. `--diff DIR`
-prints per resource what changed against the plan.json in DIR instead of the tree.
+`plan.json` (each resource with its URN and dependencies, mlcc.plan.graph) and the Kubernetes
+manifests, byte-identical for the same inputs. `--diff DIR` prints per resource what changed
+against the plan.json in DIR (inputs and dependencies, mlcc.plan.diff) instead of the tree.
 
 Exit codes: 0 planned; 1 configuration errors (one `error: hp:key: ...` line each, nothing is
 written); 2 usage or file errors (a malformed `--set`, an unreadable stack file, `--out`
@@ -25,6 +26,8 @@ from typing import TYPE_CHECKING, Any
 from mlcc.cli import plan_out
 from mlcc.cli.plan_out import DEFAULT_OUT, PLAN_FILE
 from mlcc.engine_contract.values import printable as _printable
+from mlcc.plan import diff as plan_diff
+from mlcc.plan import graph
 from mlcc.plan import report as plan_report
 from mlcc.plan.report import CR_TYPE, PlannedResource
 from mlcc.userfiles import UserFileError
@@ -77,7 +80,10 @@ def register(subparsers: Any) -> None:
         "--diff",
         type=Path,
         metavar="DIR",
-        help="compare with DIR/plan.json (an earlier --out): + new, - gone, ~ changed inputs",
+        help=(
+            "compare with DIR/plan.json (an earlier --out): + new, - gone, ~ changed inputs "
+            "or dependencies"
+        ),
     )
     parser.add_argument(
         "--preflight",
@@ -207,7 +213,17 @@ def _evaluate(
     for message in collector.messages:
         print(f"warning: {_printable(message)}", file=sys.stderr)
     registered = [
-        plan_report.Registered(r.type, r.name, r.urn, r.parent, r.redacted_inputs, r.custom)
+        plan_report.Registered(
+            r.type,
+            r.name,
+            r.urn,
+            r.parent,
+            r.redacted_inputs,
+            r.custom,
+            r.dependencies,
+            r.property_dependencies,
+            r.provider,
+        )
         for r in result.registrations
     ]
     return registered, result.outputs
@@ -231,9 +247,12 @@ def _print_report(
         for line in plan_report.tree_lines(resources):
             _print(line)
     else:
-        changes = plan_report.diff(baseline, [r.as_json() for r in resources])
+        changes = plan_diff.diff(baseline, [r.as_json() for r in resources])
         print()
-        _print(f"changes against {diff_dir}: {plan_report.summary(changes)}")
+        _print(f"changes against {diff_dir}: {plan_diff.summary(changes)}")
+        if graph.unrecorded(baseline):
+            where = f"the {PLAN_FILE} of --diff {diff_dir}"
+            _print(f"dependencies not compared: {where} does not record them")
         for change in changes:
             for line in change.lines():
                 _print(line)
@@ -294,6 +313,7 @@ def _portable_resource(resource: PlannedResource, project_dir: Path) -> PlannedR
         resource.depth,
         _portable(resource.inputs, project_dir),
         resource.custom,
+        resource.edges,
     )
 
 

@@ -1,8 +1,9 @@
 """Run the Pulumi program offline under Pulumi's mock runtime and record what it registers.
 
 Used by `mlcc plan` and by the component tests. No CLI, plugins or cloud are involved: each
-resource registration is recorded with its type, name, parent and inputs, and answered with its
-inputs plus plausible computed outputs (ARNs, ids) so that dependent resources can be built.
+resource registration is recorded with its type, name, parent, inputs, dependencies and provider,
+and answered with its inputs plus plausible computed outputs (ARNs, ids) so that dependent
+resources can be built.
 The monitor does not advertise resource references, which avoids the mock runtime's
 cross-event-loop failures (pulumi/pulumi#6561).
 """
@@ -42,8 +43,10 @@ class Registration:
     parent: str | None
     custom: bool
     raw_inputs: Mapping[str, Any] = field(repr=False)
-    # URNs this registration waits for (explicit depends_on and resources behind its inputs).
+    # URNs this registration waits for (explicit depends_on and resources behind its inputs),
+    # and per input the URNs behind it (the request's propertyDependencies).
     dependencies: tuple[str, ...] = ()
+    property_dependencies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # The provider reference (`<provider urn>::<id>`) of a custom resource, if one was given.
     provider: str | None = None
     # Input paths whose change replaces the resource (ResourceOptions.replace_on_changes).
@@ -272,6 +275,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                     custom=bool(request.custom),
                     raw_inputs=self.mocks.decoded.inputs,
                     dependencies=tuple(request.dependencies),
+                    property_dependencies={
+                        key: tuple(urns.urns) for key, urns in request.propertyDependencies.items()
+                    },
                     provider=request.provider or None,
                     replace_on_changes=tuple(request.replaceOnChanges),
                     custom_timeouts=_custom_timeouts(request),

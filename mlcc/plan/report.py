@@ -1,31 +1,28 @@
 """What `mlcc plan` prints and writes, as pure functions of the planned resources.
 
 A plan is a list of `PlannedResource` in tree order (parents before children, siblings sorted
-by name and type), so two runs with the same inputs give the same text and the same plan.json
-whatever order the Pulumi runtime registered them in. `diff` compares two plan.json documents
-resource by resource (identified by parent, type and name) down to the changed input paths.
+by name and type), each with its place in the dependency graph (mlcc.plan.graph), so two runs
+with the same inputs give the same text and the same plan.json whatever order the Pulumi
+runtime registered them in. mlcc.plan.diff compares two plan.json documents.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from mlcc.engine_contract.values import printable
-from mlcc.plan import features
+from mlcc.plan import features, graph
 from mlcc.serving.engines import PINNED_VERSIONS, Engine
 
 CR_TYPE = "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig"
 HYPERPOD_TYPE = "aws-native:sagemaker:Cluster"
 MAX_COLUMNS = 100
-MAX_PATHS_SHOWN = 12
 _MIN_NAME_COLUMNS = 12
 _ENGINE_LABEL = "hp.mlcc/engine"
 _ENGINE_VERSION_LABEL = "hp.mlcc/engine-version"
 _MODEL_VARIABLES = {"SM_VLLM_MODEL": Engine.VLLM, "SM_SGLANG_MODEL_PATH": Engine.SGLANG}
-_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 _FIRST_KEYS = ("apiVersion", "kind", "metadata", "name")
 
 SpeculativeFlags = Callable[[dict[str, str]], tuple[str | None, str | None]]
@@ -39,13 +36,15 @@ class PlannedResource:
     depth: int
     inputs: Any
     custom: bool = True
+    edges: graph.Edges | None = None  # its URN and what it depends on
 
     @property
     def ref(self) -> str:
         return f"{self.type}::{self.name}"
 
     def as_json(self) -> dict[str, Any]:
-        return {"type": self.type, "name": self.name, "parent": self.parent, "inputs": self.inputs}
+        head = {"type": self.type, "name": self.name, "parent": self.parent}
+        return {**head, **(self.edges.as_json() if self.edges else {}), "inputs": self.inputs}
 
 
 @dataclass(frozen=True)
@@ -58,6 +57,9 @@ class Registered:
     parent_urn: str | None
     inputs: Any
     custom: bool
+    dependencies: tuple[str, ...] = ()
+    property_dependencies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    provider: str | None = None  # `<provider urn>::<id>`
 
 
 def ordered(value: Any) -> Any:
@@ -74,6 +76,7 @@ def ordered(value: Any) -> Any:
 def tree_order(registered: Sequence[Registered]) -> list[PlannedResource]:
     """Depth first from the top-level resources; siblings sorted by (name, type)."""
     by_urn = {r.urn: r for r in registered}
+    urns = graph.engine_urns((r.urn, r.parent_urn, r.type, r.name) for r in registered)
     children: dict[str | None, list[Registered]] = {}
     for resource in registered:
         parent = resource.parent_urn if resource.parent_urn in by_urn else None
@@ -91,6 +94,14 @@ def tree_order(registered: Sequence[Registered]) -> list[PlannedResource]:
                     depth=depth,
                     inputs=ordered(resource.inputs),
                     custom=resource.custom,
+                    edges=graph.edges(
+                        urns,
+                        resource.urn,
+                        resource.custom,
+                        resource.dependencies,
+                        resource.property_dependencies,
+                        resource.provider,
+                    ),
                 )
             )
             visit(resource.urn, depth + 1)
@@ -298,100 +309,3 @@ def _scalar(value: Any) -> str:
     if isinstance(value, list | tuple):
         return "[]"
     return printable(str(value))
-
-
-# --- diff -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Change:
-    mark: str  # + new, - gone, ~ changed, +- replaced
-    type: str
-    name: str
-    paths: tuple[str, ...] = ()
-
-    def lines(self) -> list[str]:
-        head = [f"{self.mark} {self.type}  {self.name}"]
-        shown = [f"    {p}" for p in self.paths[:MAX_PATHS_SHOWN]]
-        if len(self.paths) > MAX_PATHS_SHOWN:
-            shown.append(f"    ... and {len(self.paths) - MAX_PATHS_SHOWN} more")
-        return head + shown
-
-
-def _identity(resource: Mapping[str, Any]) -> tuple[str, str, str]:
-    return (str(resource.get("parent")), str(resource["type"]), str(resource["name"]))
-
-
-def diff(old: Iterable[Mapping[str, Any]], new: Iterable[Mapping[str, Any]]) -> list[Change]:
-    """Per resource: + new, - gone, ~ changed inputs (with the changed paths)."""
-    before = {_identity(r): r for r in old}
-    after = {_identity(r): r for r in new}
-    changes: list[Change] = []
-    for key, resource in after.items():
-        if key not in before:
-            changes.append(Change("+", key[1], key[2]))
-            continue
-        paths = changed_paths(before[key].get("inputs"), resource.get("inputs"))
-        if paths:
-            mark = "+-" if features.replaces(key[1], paths) else "~"
-            changes.append(Change(mark, key[1], key[2], tuple(paths)))
-    changes += [Change("-", key[1], key[2]) for key in before if key not in after]
-    return changes
-
-
-def summary(changes: Sequence[Change]) -> str:
-    count = {mark: sum(c.mark == mark for c in changes) for mark in ("+", "~", "-", "+-")}
-    replaced = f", {count['+-']} to replace" if count["+-"] else ""
-    return f"{count['+']} to create, {count['~']} to change, {count['-']} to delete{replaced}"
-
-
-def changed_paths(old: Any, new: Any, path: str = "") -> list[str]:
-    """The input paths whose values differ; lists of named items are matched by name."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        return _changed_map_paths(old, new, path)
-    if isinstance(old, list) and isinstance(new, list):
-        if _named_items(old) and _named_items(new):
-            named_old = {item["name"]: item for item in old}
-            named_new = {item["name"]: item for item in new}
-            return _changed_map_paths(named_old, named_new, path, name_keyed=True)
-        return _changed_list_paths(old, new, path)
-    return [] if old == new else [path or "(whole value)"]
-
-
-def _changed_map_paths(
-    old: Mapping[str, Any], new: Mapping[str, Any], path: str, *, name_keyed: bool = False
-) -> list[str]:
-    paths: list[str] = []
-    for key in [*new, *(k for k in old if k not in new)]:
-        sub = f"{path}[name={key}]" if name_keyed else _join(path, str(key))
-        if key not in old or key not in new:
-            paths.append(sub)
-        else:
-            paths += changed_paths(old[key], new[key], sub)
-    return paths
-
-
-def _changed_list_paths(old: list[Any], new: list[Any], path: str) -> list[str]:
-    paths: list[str] = []
-    for index in range(max(len(old), len(new))):
-        sub = f"{path}[{index}]"
-        if index >= len(old) or index >= len(new):
-            paths.append(sub)
-        else:
-            paths += changed_paths(old[index], new[index], sub)
-    return paths
-
-
-def _named_items(items: list[Any]) -> bool:
-    names = [item.get("name") for item in items if isinstance(item, dict)]
-    return (
-        len(names) == len(items)
-        and all(isinstance(n, str) for n in names)
-        and len(set(names)) == len(names)
-    )
-
-
-def _join(path: str, key: str) -> str:
-    if _PLAIN_KEY.match(key):
-        return f"{path}.{key}" if path else key
-    return f'{path}["{key}"]'

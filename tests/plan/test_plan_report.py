@@ -6,17 +6,15 @@ from typing import Any
 
 import pytest
 
+from mlcc.plan.diff import changed_paths, diff, summary
 from mlcc.plan.features import operator_line
 from mlcc.plan.report import (
     CR_TYPE,
     PlannedResource,
     Registered,
-    changed_paths,
-    diff,
     display_type,
     headline,
     output_lines,
-    summary,
     tree_lines,
     tree_order,
 )
