@@ -12,9 +12,15 @@ Reads the wheels' sources with `ast` (nothing is imported from the engines):
 - vLLM MTP targets: the `model_type` and architecture names `SpeculativeConfig.hf_config_override`
   (vllm/config/speculative.py) rewrites into an MTP draft; any other target ends in
   `NotImplementedError: Unsupported speculative method: 'mtp'` in `SpeculativeConfig.__post_init__`.
+- vLLM EAGLE heads by format: the architectures of `_SPECULATIVE_DECODING_MODELS` in
+  vllm/model_executor/models/registry.py whose module is an `*_eagle3` one (EAGLE-3: the head's
+  fc takes the target's auxiliary hidden states) or an `*_eagle` one (EAGLE-1: fc over the token
+  embedding and one hidden state).
 - vLLM's default `gpu_memory_utilization` (vllm/config/cache.py, `CacheConfig`).
 - SGLang EAGLE-3 targets: every `EntryClass` of sglang/srt/models/*.py with a
   `set_eagle3_layers_to_capture` method (called by the model runner's attention-backend setup).
+- SGLang EAGLE heads by format: the `EntryClass` of sglang/srt/models/*_eagle3.py (EAGLE-3) and
+  *_eagle.py (EAGLE-1); SGLang loads a draft by its config's architecture alone.
 - SGLang MTP (NEXTN) targets: the architectures `ModelConfig._config_draft_model`
   (sglang/srt/configs/model_config.py) turns into a NextN/MTP draft, and those
   `_handle_eagle_family` (sglang/srt/arg_groups/speculative_hook.py) lets draft themselves.
@@ -122,6 +128,26 @@ def vllm_eagle3_targets(wheel: Path) -> list[str]:
     return sorted(targets)
 
 
+def vllm_eagle_heads(wheel: Path) -> dict[str, list[str]]:
+    """{"eagle3": [...], "eagle": [...]}: the registry's speculative architectures by module."""
+    registry = one_source(wheel, "vllm/model_executor/models/registry.py")
+    heads: dict[str, set[str]] = {"eagle3": set(), "eagle": set()}
+    for node in ast.walk(registry):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "_SPECULATIVE_DECODING_MODELS" for t in node.targets
+        ):
+            assert isinstance(node.value, ast.Dict)
+            for key, value in zip(node.value.keys, node.value.values, strict=True):
+                if not (isinstance(key, ast.Constant) and isinstance(value, ast.Tuple)):
+                    continue
+                module = value.elts[0]
+                if isinstance(module, ast.Constant):
+                    suffix = str(module.value).rsplit("_", 1)[-1]
+                    if suffix in heads:
+                        heads[suffix].add(str(key.value))
+    return {name: sorted(found) for name, found in heads.items()}
+
+
 def vllm_tables(wheel: Path) -> dict[str, object]:
     speculative = one_source(wheel, "vllm/config/speculative.py")
     override = compared_strings(function(speculative, "hf_config_override"))
@@ -150,6 +176,7 @@ def vllm_tables(wheel: Path) -> dict[str, object]:
     return {
         "version": wheel_version(wheel),
         "eagle3_targets": vllm_eagle3_targets(wheel),
+        "eagle_heads": vllm_eagle_heads(wheel),
         "mtp_targets": sorted(override | set(mtp_types)),
         "gpu_memory_utilization": utilization,
         "quantization_min_capability": min_capabilities(
@@ -270,6 +297,21 @@ def sglang_eagle3_targets(wheel: Path) -> list[str]:
     return sorted(targets)
 
 
+def sglang_eagle_heads(wheel: Path) -> dict[str, list[str]]:
+    """{"eagle3": [...], "eagle": [...]}: the EntryClass names of the EAGLE model files."""
+    heads: dict[str, set[str]] = {"eagle3": set(), "eagle": set()}
+    for name, module in sources(wheel, "sglang/srt/models/"):
+        suffix = Path(name).stem.rsplit("_", 1)[-1]
+        if suffix not in heads:
+            continue
+        for node in module.body:
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "EntryClass" for t in node.targets
+            ):
+                heads[suffix] |= {e.id for e in ast.walk(node.value) if isinstance(e, ast.Name)}
+    return {name: sorted(found) for name, found in heads.items()}
+
+
 def sglang_tables(wheel: Path) -> dict[str, object]:
     model_config = one_source(wheel, "sglang/srt/configs/model_config.py")
     drafts = compared_strings(function(model_config, "_config_draft_model"))
@@ -280,6 +322,7 @@ def sglang_tables(wheel: Path) -> dict[str, object]:
     return {
         "version": wheel_version(wheel),
         "eagle3_targets": sglang_eagle3_targets(wheel),
+        "eagle_heads": sglang_eagle_heads(wheel),
         "mtp_targets": sorted(architectures),
         "quantization_min_capability": min_capabilities(
             wheel, "sglang/srt/layers/quantization/", "BASE_QUANTIZATION_METHODS"

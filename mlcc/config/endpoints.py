@@ -21,7 +21,7 @@ from mlcc.config.scaling import Autoscaling
 from mlcc.config.schema import ENDPOINT_KEYS, KEYS_BY_NAME
 from mlcc.serving import speculative
 from mlcc.serving.engines import Engine, EngineRelease, known_versions, release
-from mlcc.serving.speculative import SpeculativeSpec
+from mlcc.serving.speculative import Problem, SpeculativeSpec
 
 # The single endpoint keeps the Pulumi name it has always had, so existing stacks replace nothing.
 SINGLE_RESOURCE_NAME = "endpoint"
@@ -55,6 +55,8 @@ class EndpointConfig:
     entry_path: str = ""  # "endpoints[1]" for an hp:endpoints entry, "" for the top-level keys
     entry_fields: frozenset[str] = frozenset()  # the keys the entry sets itself
     set_keys: frozenset[str] = frozenset()  # endpoint keys given a value other than the default
+    # speculative.name_hints, reported by preflight only where it read no config (preflight.md)
+    name_hints: tuple[tuple[str, Problem], ...] = ()
 
     def key(self, name: str) -> str:
         """The stack key a problem with `name` (a key or key.path) of this endpoint names."""
@@ -162,6 +164,7 @@ def _baseline_twin(endpoint: ReadEndpoint) -> ReadEndpoint | None:
         speculative=None,
         baseline=False,
         baseline_of=config.name,
+        name_hints=(),
     )
     return ReadEndpoint(twin, endpoint.reader)
 
@@ -181,6 +184,7 @@ def _endpoint(reader: Reader, name: str, resource_name: str) -> EndpointConfig:
     engine, engine_release = engine_of(reader)
     operator = parse_operator_settings(reader)
     instance_type, gpu_count = _instance(reader, operator.instance_types)
+    spec = _speculative(reader, engine, engine_release)
     endpoint = EndpointConfig(
         name=name,
         resource_name=resource_name,
@@ -192,11 +196,14 @@ def _endpoint(reader: Reader, name: str, resource_name: str) -> EndpointConfig:
         gpu_count=gpu_count,
         replicas=_replicas(reader),
         engine_args=_engine_args(reader, engine, engine_release.version),
-        speculative=_speculative(reader, engine, engine_release),
+        speculative=spec,
         autoscaling_raw=reader.structured("autoscaling"),
         baseline=reader.boolean("baseline"),
         operator=operator,
         set_keys=frozenset(k for k in ENDPOINT_KEYS if reader.present(k)),
+        name_hints=tuple(
+            (k, reader.relay(p)) for k, p in speculative.name_hints(spec, reader.string("model"))
+        ),
     )
     operator_rules.check(reader, operator, _facts(endpoint))
     return endpoint
@@ -387,8 +394,6 @@ def _speculative(
     revision = _revision(reader, "speculativeModelRevision") if draft else None
     spec = SpeculativeSpec(algorithm, draft, num_tokens, topk, draft_tokens, revision)
     checked = speculative.check(spec, engine, engine_release)
-    for problem in checked.errors:
-        reader.fail(problem.key.removeprefix("hp:"), problem.message)
-    for problem in [*checked.warnings, *speculative.model_warnings(spec, reader.string("model"))]:
-        reader.warn(problem.key.removeprefix("hp:"), problem.message)
+    reader.problems.errors += [reader.relay(p) for p in checked.errors]
+    reader.problems.warnings += [reader.relay(p) for p in checked.warnings]
     return spec

@@ -43,6 +43,21 @@ EXPANDABLE_SEGMENTS = "expandable_segments:True"
 CUMEM_FLAGS = ("enable-cumem-allocator", "enable-sleep-mode")
 # vLLM 0.27.1 flags that configure a KV connector (vllm/engine/arg_utils.py, vllm/config/vllm.py).
 VLLM_CONNECTOR_FLAGS = ("kv-offloading-size", "kv-transfer-config")
+# hp:kvCache (the CRD's kvCacheSpec) has the operator configure vLLM's KV connector itself. Assumed:
+# no source states that the operator appends `--kv-transfer-config` to the worker's arguments.
+# What was seen: the operator chart's samples (aws/sagemaker-hyperpod-cli helm_chart/.../config/
+# samples/v1_llama31_8b_kv_cache_l1_l2.yaml, v1_llama31_8b_intelligent_routing.yaml) and the
+# working configuration in aws-samples/llm_model_hub hyperpod_docs/ISSUES_FIXED.md (issues 17, 18)
+# give kvCacheSpec and no connector flag in worker.args, yet LMCache runs (vLLM loads it only
+# as the KV connector of --kv-transfer-config); aws/sagemaker-hyperpod-cli#431: the operator
+# injects LMCACHE_* and forces its own connector. vLLM parses --kv-transfer-config as one value
+# (argparse keeps the last), and --kv-offloading-size replaces the connector of a given config
+# (vllm/config/vllm.py VllmConfig._post_init_kv_transfer_config): either way one of the two
+# connectors is silently lost.
+OPERATOR_CONNECTOR_FLAGS = {
+    "kv-transfer-config": "it adds its own --kv-transfer-config and vLLM keeps only one of the two",
+    "kv-offloading-size": "vLLM replaces the operator's connector with its own offloading one",
+}
 # SGLang 0.5.17 flags that offload the KV cache (hierarchical cache, LMCache).
 SGLANG_OFFLOAD_FLAGS = ("enable-hierarchical-cache", "enable-lmcache")
 SGLANG_OFFLOAD_REPORTS = (
@@ -85,6 +100,7 @@ def check(reader: Reader, settings: OperatorSettings, facts: EndpointFacts) -> N
     _instance_types(reader, settings, facts)
     _pd_spec(reader, settings, facts)
     _worker_args(reader, settings, facts)
+    _user_connector(reader, settings, facts)
     _env(reader, settings, facts)
     _tls_and_dns(reader, settings)
     _probes(reader, settings, facts)
@@ -155,6 +171,46 @@ def _kv_cache(reader: Reader, settings: OperatorSettings, facts: EndpointFacts) 
         )
     if facts.speculative is not None:
         _warn_offload_with_speculation(reader, "kvCache", facts.speculative)
+
+
+def _user_connector(reader: Reader, settings: OperatorSettings, facts: EndpointFacts) -> None:
+    """A KV connector of the user's (hp:engineArgs or hp:workerArgs, in any spelling vLLM
+    accepts) beside the one the operator configures for hp:kvCache (OPERATOR_CONNECTOR_FLAGS).
+    SGLang with hp:kvCache is refused on its own (_kv_cache)."""
+    if settings.kv_cache is None or facts.engine is not Engine.VLLM:
+        return
+    inherited = reader.entry_path and "kvCache" not in reader.entry
+    cache_key = "hp:kvCache" if inherited else reader.key("kvCache")
+    given = reader.structured("engineArgs")
+    found = [
+        (f"engineArgs.{_shown_flag(name)}", base)
+        for name in (given if isinstance(given, dict) else {})
+        if (base := _connector_base(facts, str(name)))
+    ]
+    for index, token in enumerate(settings.worker_args):
+        if token.startswith("--") and (base := _connector_base(facts, token)):
+            found.append((f"workerArgs[{index}]", base))
+    already = {p.key for p in reader.problems.errors}  # a bad value is reported once
+    for key, base in found:
+        if reader.key(key) in already:
+            continue
+        reader.fail(
+            key,
+            f"sets vLLM's KV connector, and {cache_key} has the operator configure one: "
+            f"{OPERATOR_CONNECTOR_FLAGS[base]}; remove this flag or {cache_key}",
+        )
+
+
+def _connector_base(facts: EndpointFacts, flag: str) -> str | None:
+    """The connector flag `flag` names (`--kv_transfer_config=...`, `kv-transfer-config.kv_role`,
+    an unambiguous prefix), as vLLM's argparse resolves it (engine_contract.resolve_flag)."""
+    key = engine_contract.canonical_flag(facts.engine.value, flag.partition("=")[0])
+    base = key.partition(".")[0]
+    return base if base in OPERATOR_CONNECTOR_FLAGS else None
+
+
+def _shown_flag(name: str) -> str:
+    return name if name.isprintable() and len(name) <= 60 else repr(name[:60])
 
 
 def _warn_offload_with_speculation(reader: Reader, key: str, spec: SpeculativeSpec) -> None:

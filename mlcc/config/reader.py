@@ -100,10 +100,18 @@ class Reader:
         return f"{PROJECT}:{path}"
 
     def fail(self, path: str, message: str) -> None:
-        self.problems.errors.append(Problem(self.key(path), self._origin(path, message)))
+        self.problems.errors.append(self.problem(path, message))
 
     def warn(self, path: str, message: str) -> None:
-        self.problems.warnings.append(Problem(self.key(path), self._origin(path, message)))
+        self.problems.warnings.append(self.problem(path, message))
+
+    def problem(self, path: str, message: str) -> Problem:
+        """The Problem `fail` or `warn` would record, for a caller that reports it later."""
+        return Problem(self.key(path), self._origin(path, message))
+
+    def relay(self, problem: Problem) -> Problem:
+        """A problem of the pure speculative checks (`hp:key`), named as this reader names keys."""
+        return self.problem(problem.key.removeprefix(f"{PROJECT}:"), problem.message)
 
     def _origin(self, path: str, message: str) -> str:
         """One line; an entry's problem with a value it inherits says where that value is set."""

@@ -52,6 +52,8 @@ class ModelFacts:
     weights_estimated: bool = False  # weight_bytes counted from config.json's shapes
     intermediate_size: int | None = None
     experts: bool = False  # a mixture of experts: its weights cannot be counted from the shapes
+    # eagle_config asks for the target's auxiliary hidden states (an EAGLE-3 head's input)
+    eagle_aux_hidden_states: bool = False
 
     @property
     def architecture(self) -> str:
@@ -98,6 +100,7 @@ def model_facts(config: object, weight_bytes: int | None) -> ModelFacts:
         mla_kv_width=_mla_width(text),
         weight_bytes=weight_bytes,
         intermediate_size=_optional_positive(text, "intermediate_size"),
+        eagle_aux_hidden_states=_eagle_aux_hidden_states(config),
         experts=any(
             text.get(k)
             for k in (
@@ -179,6 +182,17 @@ def _quantization(config: Mapping[str, object]) -> str | None:
             method = quant.get("quant_method") or quant.get("format")
             return str(method).lower() if method else "unknown"
     return None
+
+
+def _eagle_aux_hidden_states(config: Mapping[str, object]) -> bool:
+    """`eagle_config.eagle_aux_hidden_state_layer_ids` (a non-empty list) or
+    `use_aux_hidden_state: true`: read only for EAGLE-3 (vLLM GPUModelRunner and
+    llama_eagle3.py; SGLang spec_aux_hidden_state.py when the algorithm is EAGLE3)."""
+    eagle = config.get("eagle_config")
+    if not isinstance(eagle, Mapping):
+        return False
+    layers = eagle.get("eagle_aux_hidden_state_layer_ids")
+    return bool(isinstance(layers, list) and layers) or eagle.get("use_aux_hidden_state") is True
 
 
 def _mla_width(text: Mapping[str, object]) -> int | None:

@@ -100,8 +100,13 @@ def check_endpoint(
     draft = None
     if models.draft is not None:
         draft = _facts(endpoint, "speculativeModel", results[models.draft], errors, unchecked)
+    read = frozenset(
+        endpoint.key(key)
+        for key, facts in (("model", target), ("speculativeModel", draft))
+        if facts is not None
+    )
     if target is None:
-        return Outcome(tuple(errors), (), tuple(unchecked))
+        return Outcome(tuple(errors), (), tuple(unchecked), read=read)
     findings = _model_findings(endpoint, target, draft, gpu)
     errors += [_problem(endpoint, f.key, f.message) for f in findings if f.error]
     warnings += [_problem(endpoint, f.key, f.message) for f in findings if not f.error]
@@ -126,7 +131,7 @@ def check_endpoint(
         if memory_problem is not None:
             (errors if fit.margin < 0 else warnings).append(memory_problem)
         lines = (fit.line(),)
-    return Outcome(tuple(errors), tuple(warnings), tuple(unchecked), {endpoint.name: lines})
+    return Outcome(tuple(errors), tuple(warnings), tuple(unchecked), {endpoint.name: lines}, read)
 
 
 def _facts(

@@ -38,6 +38,7 @@ class Outcome:
     warnings: tuple[Problem, ...] = ()
     unchecked: tuple[Unchecked, ...] = ()
     lines: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    read: frozenset[str] = frozenset()  # keys whose model's config.json was read, e.g. hp:model
 
 
 def combine(outcomes: Iterable[Outcome]) -> Outcome:
@@ -45,13 +46,15 @@ def combine(outcomes: Iterable[Outcome]) -> Outcome:
     warnings: list[Problem] = []
     unchecked: list[Unchecked] = []
     lines: dict[str, tuple[str, ...]] = {}
+    read: set[str] = set()
     for outcome in outcomes:
         errors += outcome.errors
         warnings += outcome.warnings
         unchecked += outcome.unchecked
         for name, more in outcome.lines.items():
             lines[name] = lines.get(name, ()) + more
-    return Outcome(tuple(errors), tuple(warnings), tuple(unchecked), lines)
+        read |= outcome.read
+    return Outcome(tuple(errors), tuple(warnings), tuple(unchecked), lines, frozenset(read))
 
 
 def settle(outcome: Outcome, mode: Mode) -> tuple[list[Problem], list[Problem]]:

@@ -9,6 +9,7 @@ refusal or a warning. docs/preflight.md lists every check.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -105,7 +106,7 @@ def _eagle_head_fit(algorithm: str, target: ModelFacts, draft: ModelFacts) -> li
     # llama_eagle3.py, sglang/srt/models/llama_eagle3.py: fc over target hidden size), and its
     # logits index the target's vocabulary: an EAGLE-3 head maps its draft_vocab_size tokens
     # to the target's through d2t, so its vocab_size must be the target's.
-    findings = []
+    findings = _head_format_fit(algorithm, draft)
     if draft.hidden_size != target.hidden_size:
         findings.append(
             Finding(
@@ -140,6 +141,67 @@ def _eagle_head_fit(algorithm: str, target: ModelFacts, draft: ModelFacts) -> li
             )
         )
     return findings
+
+
+def head_format(draft: ModelFacts) -> tuple[str, str] | None:
+    """("eagle3" or "eagle", the evidence) as the draft's own config.json shows its format, the
+    way the engines tell: the model class their registries load its architecture with (vLLM
+    _SPECULATIVE_DECODING_MODELS: *_eagle3 or *_eagle modules; SGLang: the EntryClass of
+    models/*_eagle3.py or *_eagle.py), the names vLLM's EAGLEConfig keeps for each method
+    (vllm/transformers_utils/configs/eagle.py: Eagle3X or XEagle3 under eagle3, EagleX under
+    eagle; SGLang's XEagle), the fields only EAGLE-3 heads read (draft_vocab_size: the lm_head
+    of llama_eagle3.py in both engines; eagle_config's auxiliary hidden-state layers). A plain
+    XForCausalLM of at most 2 layers without those fields is the EAGLE-1 release layout
+    (SafeAILab/EAGLE eagle/train/*.json); both engines would load it as the method says. None
+    when the config cannot tell (an unknown architecture, a full model)."""
+    names = draft.architectures
+    if found := _named(names, "eagle3", lambda n: n.startswith("Eagle3") or n.endswith("Eagle3")):
+        return "eagle3", f"architecture {found}"
+    if draft.draft_vocab_size is not None:
+        return "eagle3", f"draft_vocab_size {draft.draft_vocab_size}"
+    if draft.eagle_aux_hidden_states:
+        return "eagle3", "eagle_config takes the target's auxiliary hidden states"
+    if found := _named(names, "eagle", lambda n: n.startswith("Eagle") or n.endswith("Eagle")):
+        return "eagle", f"architecture {found}"
+    plain = names and all(n.endswith("ForCausalLM") and "eagle" not in n.lower() for n in names)
+    if plain and draft.num_layers <= 2:
+        layers = "1 layer" if draft.num_layers == 1 else f"{draft.num_layers} layers"
+        return "eagle", f"{draft.architecture} of {layers} without draft_vocab_size"
+    return None
+
+
+def _named(names: tuple[str, ...], kind: str, by_name: Callable[[str], bool]) -> str | None:
+    registered = {a for e in Engine for a in _table(e, "eagle_heads")[kind]}
+    return next((n for n in names if n in registered or by_name(n)), None)
+
+
+def _head_format_fit(algorithm: str, draft: ModelFacts) -> list[Finding]:
+    """An EAGLE-3 head under eagle/eagle2, an EAGLE-1 head under eagle3. vLLM loads the head's
+    class from its architecture (EAGLEConfig renames it for the method given) and fails to load
+    the other format's weights: the fc of llama_eagle3.py takes three of the target's hidden
+    states, llama_eagle.py's two (the embedding and one). SGLang loads the class the config names
+    and captures the auxiliary hidden states only under EAGLE3 (spec_aux_hidden_state.py), so
+    an EAGLE-3 head under EAGLE drafts from the wrong input and almost nothing is accepted."""
+    shown = head_format(draft)
+    if shown is None:
+        return []
+    kind, evidence = shown
+    if kind == "eagle3" and algorithm in ("eagle", "eagle2"):
+        message = (
+            f"is an EAGLE-3 head ({evidence} in its config.json), and {algorithm} runs EAGLE-1 "
+            "heads (vLLM does not load it as one; SGLang feeds it no auxiliary hidden states and "
+            "accepts almost no drafted token); set hp:speculativeAlgorithm eagle3, or use an "
+            f"EAGLE-1 head for {algorithm}"
+        )
+    elif kind == "eagle" and algorithm == "eagle3":
+        message = (
+            f"is an EAGLE-1 head ({evidence} in its config.json), and eagle3 needs an EAGLE-3 "
+            "head (its first layer takes three of the target's hidden states, an EAGLE-1 head's "
+            "one); set hp:speculativeAlgorithm eagle (or eagle2), or use an EAGLE-3 head"
+        )
+    else:
+        return []
+    return [Finding("speculativeModel", message)]
 
 
 def _is_full_model(draft: ModelFacts) -> bool:

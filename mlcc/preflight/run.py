@@ -121,16 +121,29 @@ def _unique(problems: list[Problem]) -> list[Problem]:
     return list(dict.fromkeys(problems))
 
 
+def name_hints(config: StackConfig, read: frozenset[str]) -> list[Problem]:
+    """The warnings from the models' names (EndpointConfig.name_hints) whose model's config.json
+    preflight did not read: where it did, the config's own facts replace them."""
+    return [
+        hint
+        for endpoint in config.endpoints
+        for settled_by, hint in endpoint.name_hints
+        if endpoint.key(settled_by) not in read
+    ]
+
+
 def check_before_deploy(config: StackConfig) -> None:
     """The program's preflight: warnings logged, errors raised as one RunError, like config
-    errors."""
-    if not PROGRAM.enabled:
-        return
+    errors. Without preflight (plain `mlcc plan`, hp:preflight off) only the name hints."""
     import pulumi
 
+    if not PROGRAM.enabled or Mode(config.preflight) is Mode.OFF:
+        for hint in name_hints(config, frozenset()):
+            pulumi.log.warn(str(hint))
+        return
     errors, warnings, outcome = preflight(config)
     PROGRAM.outcome = outcome
-    for warning in warnings:
+    for warning in [*name_hints(config, outcome.read), *warnings]:
         pulumi.log.warn(str(warning))
     if errors:
         lines = "\n".join(str(p) for p in errors)

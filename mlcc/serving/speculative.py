@@ -234,6 +234,19 @@ def model_warnings(spec: SpeculativeSpec, target_model: str) -> list[Problem]:
     return warnings
 
 
+# A name hint about the draft is settled by the draft's config.json, the mtp one by the target's.
+_SETTLED_BY = {KEY_MODEL: "speculativeModel", KEY_ALGORITHM: "model"}
+
+
+def name_hints(spec: SpeculativeSpec | None, target_model: str) -> list[tuple[str, Problem]]:
+    """`model_warnings`, each with the endpoint key of the model whose config.json settles it:
+    preflight reports a hint only where it did not read that config (docs/preflight.md), so a
+    name never warns beside what the config shows."""
+    if spec is None:
+        return []
+    return [(_SETTLED_BY[p.key], p) for p in model_warnings(spec, target_model)]
+
+
 def _draft_format_warnings(spec: SpeculativeSpec) -> list[Problem]:
     if not spec.draft_model or not spec.definition.needs_draft:
         return []

@@ -208,3 +208,61 @@ def test_every_problem_is_one_line_and_no_input_raises_anything_else() -> None:
     for given, _message in REFUSED:
         for line in errors(given):
             assert "\n" not in line and line.startswith("hp:")
+
+
+LMCACHE = {"kv_connector": "LMCacheConnectorV1", "kv_role": "kv_both"}
+LMCACHE_JSON = json.dumps(LMCACHE)
+OPERATOR_CONNECTOR = "and hp:kvCache has the operator configure one: it adds its own"
+
+
+@pytest.mark.parametrize(
+    ("given", "key"),
+    [
+        (values(engineArgs={"kv-transfer-config": LMCACHE}), "hp:engineArgs.kv-transfer-config"),
+        (values(engineArgs={"kv_transfer_config": LMCACHE}), "hp:engineArgs.kv_transfer_config"),
+        (values(engineArgs={"KV_TRANSFER_CONFIG": LMCACHE}), "hp:engineArgs.KV_TRANSFER_CONFIG"),
+        (
+            values(engineArgs={"kv-transfer-config.kv_connector": "LMCacheConnectorV1"}),
+            "hp:engineArgs.kv-transfer-config.kv_connector",
+        ),
+        (values(workerArgs=["--kv-transfer-config", json.dumps(LMCACHE)]), "hp:workerArgs[0]"),
+        (
+            values(workerArgs=["--max-num-seqs", "8", f"--kv_transfer_config={LMCACHE_JSON}"]),
+            "hp:workerArgs[2]",
+        ),
+    ],
+)
+def test_a_users_kv_transfer_config_with_kv_cache_is_refused_in_every_spelling(
+    given: dict[str, str], key: str
+) -> None:
+    found = errors({**KV, **given})
+    assert found == [
+        f"{key}: sets vLLM's KV connector, {OPERATOR_CONNECTOR} --kv-transfer-config and vLLM "
+        "keeps only one of the two; remove this flag or hp:kvCache"
+    ]
+    parse({**BASE, **given}, stack="dev")  # without hp:kvCache the user's connector is the one
+
+
+def test_an_abbreviated_connector_flag_is_one_error() -> None:
+    found = errors({**KV, **values(workerArgs=["--kv-transfer", json.dumps(LMCACHE)])})
+    assert found == [
+        "hp:workerArgs[0]: --kv-transfer: abbreviates --kv-transfer-config; spell the flag out "
+        "in full"
+    ]
+
+
+def test_vllms_own_offload_with_kv_cache_is_refused_and_an_entry_names_both_keys() -> None:
+    (line,) = errors({**KV, **values(engineArgs={"kv-offloading-size": 16})})
+    assert line.startswith("hp:engineArgs.kv-offloading-size: sets vLLM's KV connector")
+    assert "vLLM replaces the operator's connector with its own offloading one" in line
+    entries = [
+        {"name": "own", "kvCache": {"l1": True}, "engineArgs": {"kv-transfer-config": LMCACHE}},
+        {"name": "inherits", "workerArgs": ["--kv-transfer-config", json.dumps(LMCACHE)]},
+    ]
+    found = errors({**KV, "hp:endpoints": json.dumps(entries)})
+    assert [line.split(": sets")[0] for line in found] == [
+        "hp:endpoints[0].engineArgs.kv-transfer-config",
+        "hp:endpoints[1].workerArgs[0]",
+    ]
+    assert "remove this flag or hp:endpoints[0].kvCache" in found[0]
+    assert "remove this flag or hp:kvCache" in found[1]

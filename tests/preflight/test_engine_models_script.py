@@ -28,6 +28,11 @@ VLLM_FILES = {
         '    "LlamaForCausalLM": ("llama", "LlamaForCausalLM"),\n'
         '    "Qwen3ForCausalLM": ("qwen3", "Qwen3ForCausalLM"),\n'
         '    "OPTForCausalLM": ("opt", "OptForCausalLM"),\n}\n'
+        "_SPECULATIVE_DECODING_MODELS = {\n"
+        '    "EagleLlamaForCausalLM": ("llama_eagle", "EagleLlamaForCausalLM"),\n'
+        '    "LlamaForCausalLMEagle3": ("llama_eagle3", "Eagle3LlamaForCausalLM"),\n'
+        '    "Eagle3Qwen3ForCausalLM": ("qwen3_eagle3", "Eagle3Qwen3ForCausalLM"),\n'
+        '    "DeepSeekMTPModel": ("deepseek_mtp", "DeepSeekMTP"),\n}\n'
     ),
     "vllm/config/speculative.py": (
         'MTPModelTypes = Literal["deepseek_mtp", "mtp"]\n'
@@ -83,6 +88,14 @@ SGLANG_FILES = {
         '    def get_name(self):\n        return "gguf"\n'
         "    def get_min_capability(cls):\n        return 60 if not _is_musa else 21\n"
     ),
+    "sglang/srt/models/llama_eagle3.py": (
+        "class LlamaForCausalLMEagle3(LlamaForCausalLM):\n    pass\n"
+        "EntryClass = [LlamaForCausalLMEagle3]\n"
+    ),
+    "sglang/srt/models/qwen2_eagle.py": (
+        "class Qwen2ForCausalLMEagle(Qwen2ForCausalLM):\n    pass\n"
+        "EntryClass = Qwen2ForCausalLMEagle\n"
+    ),
     "sglang/srt/models/gpt2.py": (
         "class GPT2LMHeadModel(nn.Module):\n    pass\nEntryClass = GPT2LMHeadModel\n"
     ),
@@ -114,6 +127,11 @@ def test_the_rules_are_read_from_the_sources(tmp_path: Path) -> None:
     assert tables["vllm"] == {
         "version": "0.27.1",
         "eagle3_targets": ["LlamaForCausalLM", "Qwen3ForCausalLM"],  # Qwen3 through its base
+        # by the module that implements each speculative architecture (not the MTP one)
+        "eagle_heads": {
+            "eagle3": ["Eagle3Qwen3ForCausalLM", "LlamaForCausalLMEagle3"],
+            "eagle": ["EagleLlamaForCausalLM"],
+        },
         "mtp_targets": ["MiMoForCausalLM", "deepseek_mtp", "deepseek_v3", "deepseek_v32", "mtp"],
         "gpu_memory_utilization": 0.92,
         "quantization_min_capability": {"fp8": 75},
@@ -121,6 +139,7 @@ def test_the_rules_are_read_from_the_sources(tmp_path: Path) -> None:
     assert tables["sglang"] == {
         "version": "0.5.17",
         "eagle3_targets": ["LlamaForCausalLM", "Phi3ForCausalLM"],
+        "eagle_heads": {"eagle3": ["LlamaForCausalLMEagle3"], "eagle": ["Qwen2ForCausalLMEagle"]},
         "mtp_targets": ["DeepseekV3ForCausalLM", "Qwen3NextForCausalLM"],  # not NEXTN
         # the CUDA case: the registry's classes, its CUDA-only additions, not the NPU's
         "quantization_min_capability": {"fp8": 80, "gguf": 60, "mxfp4": 80},
@@ -137,3 +156,10 @@ def test_the_checked_in_tables_are_the_pinned_engines() -> None:
     assert "deepseek_v3" in tables["vllm"]["mtp_targets"]
     assert "Qwen3NextForCausalLM" in tables["sglang"]["mtp_targets"]
     assert tables["vllm"]["gpu_memory_utilization"] == 0.92
+    assert "LlamaForCausalLMEagle3" in tables["vllm"]["eagle_heads"]["eagle3"]
+    assert "EagleLlamaForCausalLM" in tables["vllm"]["eagle_heads"]["eagle"]
+    assert tables["sglang"]["eagle_heads"]["eagle3"] == [
+        "Eagle3DeepseekV2ForCausalLM",
+        "LlamaForCausalLMEagle3",
+    ]
+    assert "LlamaForCausalLMEagle" in tables["sglang"]["eagle_heads"]["eagle"]
