@@ -18,12 +18,13 @@ import pulumi_aws as aws
 
 from mlcc.components import iam_policies
 from mlcc.components.storage import private_bucket
-from mlcc.config.infrastructure import INFERENCE_ADDON, OPERATOR_NAMESPACE
+from mlcc.config.infrastructure import INFERENCE_ADDON
+from mlcc.facts.operator import OPERATOR_CONTROLLER, OPERATOR_NAMESPACE
 
 ADDON_NAME = INFERENCE_ADDON
 EXECUTION_ROLE_PREFIX = "SageMakerHyperPodInference"  # required by the add-on
 SERVICE_ACCOUNTS = {
-    "execution": (OPERATOR_NAMESPACE, "hyperpod-inference-controller-manager"),
+    "execution": (OPERATOR_NAMESPACE, OPERATOR_CONTROLLER),
     "keda": (OPERATOR_NAMESPACE, "keda-operator"),
     "alb": (OPERATOR_NAMESPACE, "aws-load-balancer-controller"),
     "s3-csi": ("kube-system", "s3-csi-driver-sa"),

@@ -27,7 +27,6 @@ AVAILABILITY_ZONES = 2
 PRIVATE_SUBNET_EXTRA_BITS = 2
 PUBLIC_SUBNET_PREFIX = 24
 # The inference operator add-on runs its controller, ALB controller and KEDA here.
-OPERATOR_NAMESPACE = "hyperpod-inference-system"
 INFERENCE_ADDON = "amazon-sagemaker-hyperpod-inference"  # the operator's EKS add-on
 RFC1918 = tuple(ipaddress.IPv4Network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
 

@@ -13,6 +13,7 @@ from mlcc import engine_contract
 from mlcc.config import aws_rules, instances
 from mlcc.config.operator import OperatorSettings
 from mlcc.config.reader import Reader
+from mlcc.facts.operator import KV_CACHE_CONNECTOR_FLAG, OPERATOR_PROBE_TIMEOUT_SECONDS
 from mlcc.serving.engines import Engine
 from mlcc.serving.speculative import SpeculativeSpec
 
@@ -43,19 +44,15 @@ EXPANDABLE_SEGMENTS = "expandable_segments:True"
 CUMEM_FLAGS = ("enable-cumem-allocator", "enable-sleep-mode")
 # vLLM 0.27.1 flags that configure a KV connector (vllm/engine/arg_utils.py, vllm/config/vllm.py).
 VLLM_CONNECTOR_FLAGS = ("kv-offloading-size", "kv-transfer-config")
-# hp:kvCache (the CRD's kvCacheSpec) has the operator configure vLLM's KV connector itself. Assumed:
-# no source states that the operator appends `--kv-transfer-config` to the worker's arguments.
-# What was seen: the operator chart's samples (aws/sagemaker-hyperpod-cli helm_chart/.../config/
-# samples/v1_llama31_8b_kv_cache_l1_l2.yaml, v1_llama31_8b_intelligent_routing.yaml) and the
-# working configuration in aws-samples/llm_model_hub hyperpod_docs/ISSUES_FIXED.md (issues 17, 18)
-# give kvCacheSpec and no connector flag in worker.args, yet LMCache runs (vLLM loads it only
-# as the KV connector of --kv-transfer-config); aws/sagemaker-hyperpod-cli#431: the operator
-# injects LMCACHE_* and forces its own connector. vLLM parses --kv-transfer-config as one value
-# (argparse keeps the last), and --kv-offloading-size replaces the connector of a given config
-# (vllm/config/vllm.py VllmConfig._post_init_kv_transfer_config): either way one of the two
-# connectors is silently lost.
+# hp:kvCache has the operator configure vLLM's KV connector itself (KV_CACHE_CONNECTOR_FLAG, an
+# assumed fact with what was seen: docs/operator-facts.md). vLLM parses --kv-transfer-config as
+# one value (argparse keeps the last), and --kv-offloading-size replaces the connector of a given
+# config (vllm/config/vllm.py VllmConfig._post_init_kv_transfer_config): either way one of the
+# two connectors is silently lost.
 OPERATOR_CONNECTOR_FLAGS = {
-    "kv-transfer-config": "it adds its own --kv-transfer-config and vLLM keeps only one of the two",
+    KV_CACHE_CONNECTOR_FLAG: (
+        "it adds its own --kv-transfer-config and vLLM keeps only one of the two"
+    ),
     "kv-offloading-size": "vLLM replaces the operator's connector with its own offloading one",
 }
 # SGLang 0.5.17 flags that offload the KV cache (hierarchical cache, LMCache).
@@ -358,18 +355,19 @@ def _tls_and_dns(reader: Reader, settings: OperatorSettings) -> None:
 
 def _probes(reader: Reader, settings: OperatorSettings, facts: EndpointFacts) -> None:
     # SGLang's /health answers in about 1 s (1.007 s measured); the operator's default readiness
-    # probe waits 1 s (the CRD's timeoutSeconds: "Defaults to 1 second"), so the pod never turns
-    # ready (aws-samples/llm_model_hub hyperpod_docs/ISSUES_FIXED.md, issue 6).
+    # probe waits OPERATOR_PROBE_TIMEOUT_SECONDS, so the pod never turns ready
+    # (aws-samples/llm_model_hub hyperpod_docs/ISSUES_FIXED.md, issue 6).
     if facts.engine is not Engine.SGLANG:
         return
     if settings.probes is None:
         reader.warn(
             "probes",
-            "operator keeps the operator's own readiness probe, which waits 1 s, and SGLang's "
+            "operator keeps the operator's own readiness probe, which waits "
+            f"{OPERATOR_PROBE_TIMEOUT_SECONDS} s, and SGLang's "
             "/health takes about 1 s, so the pod may never turn ready; remove hp:probes for "
             "the program's probes (a 5 s timeout)",
         )
         return
     timeout = settings.probes.get("readiness", {}).get("timeoutSeconds")
-    if isinstance(timeout, int) and timeout <= 1:
+    if isinstance(timeout, int) and timeout <= OPERATOR_PROBE_TIMEOUT_SECONDS:
         reader.warn("probes.readiness.timeoutSeconds", "SGLang's /health takes about 1 s; use 5")

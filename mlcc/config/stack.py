@@ -27,6 +27,7 @@ from mlcc.config.infrastructure import ExistingCluster, InfrastructureConfig
 from mlcc.config.optimize import OptimizeSettings, parse_optimize_settings
 from mlcc.config.reader import Reader
 from mlcc.config.schema import KEYS_BY_QUALIFIED, PROJECT
+from mlcc.facts.operator import OPERATOR_NAMESPACE
 from mlcc.serving.engines import EngineRelease
 from mlcc.serving.speculative import Problem
 
@@ -41,7 +42,7 @@ _IMAGE_REF = re.compile(
 # Namespaces Kubernetes, the inference operator and its add-ons own: an endpoint there would be
 # mixed up with (or deleted along with) the system's own objects.
 SYSTEM_NAMESPACES = frozenset(
-    {infrastructure.OPERATOR_NAMESPACE, "aws-hyperpod", "cert-manager", "keda", "amazon-cloudwatch"}
+    {OPERATOR_NAMESPACE, "aws-hyperpod", "cert-manager", "keda", "amazon-cloudwatch"}
 )
 
 

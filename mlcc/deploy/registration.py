@@ -18,6 +18,7 @@ from mlcc.facts.operator import (
     CONDITION_FAILING,
     DNS_HEALTH,
     NO_SAGEMAKER_ENDPOINT,
+    OPERATOR_CONTROLLER,
     OPERATOR_NAMESPACE,
     SAGEMAKER_STATE,
     StateField,
@@ -27,8 +28,8 @@ from mlcc.manifest.operator import ROUTING_FIELD
 Standing = Literal["absent", "ready", "failed", "working", "unlisted"]
 
 _OPERATOR_LOG = (
-    f"the operator's log in namespace {OPERATOR_NAMESPACE} says more (`hyp get-operator-logs` "
-    "reads it)"
+    f"the operator's log says more: kubectl logs -n {OPERATOR_NAMESPACE} "
+    f"deploy/{OPERATOR_CONTROLLER}"
 )
 
 

@@ -101,7 +101,26 @@ DEPLOYMENT_NAME_FIELD = "status.deploymentStatus.name"
 
 # The CLI's OPERATOR_NAMESPACE (inference/config/constants.py); the add-on's service accounts.
 OPERATOR_NAMESPACE = "hyperpod-inference-system"
+# The EKS add-on's controller: its Deployment and the service account its execution role trusts.
+# The chart's migration/helm_to_addon.sh rewrites the Helm chart's trust
+# (`...:hyperpod-inference-operator-controller-manager`) to this name, and deletes the add-on's
+# Deployment of this name to go back.
+OPERATOR_CONTROLLER = "hyperpod-inference-controller-manager"
 # The chart's ClusterRole grants update on inferenceendpointconfigs/finalizers: the operator
 # holds the endpoint with a finalizer until it has removed what it made. The finalizer's name
 # is not in any source (assumed unknown): deletion waits for every finalizer, whatever its name.
 FINALIZERS_RESOURCE = "inferenceendpointconfigs/finalizers"
+
+# --- what the operator adds to the engine ---------------------------------------------------
+
+# With spec.kvCacheSpec the operator configures vLLM's KV connector (LMCache) itself, so a user's
+# --kv-transfer-config beside it loses one of the two. Assumed: no source states that the
+# operator appends this flag. Seen: the chart's KV-cache samples
+# (config/samples/v1_llama31_8b_kv_cache_l1_l2.yaml) and aws-samples/llm_model_hub
+# hyperpod_docs/ISSUES_FIXED.md (issues 17, 18) give kvCacheSpec and no connector flag, yet
+# LMCache runs (vLLM loads it only as the connector of --kv-transfer-config);
+# aws/sagemaker-hyperpod-cli#431 says the operator forces its own connector.
+KV_CACHE_CONNECTOR_FLAG = "kv-transfer-config"
+# The operator's own readiness probe waits the Kubernetes default of 1 s (the CRD's probe
+# timeoutSeconds "Defaults to 1 second"; aws-samples/llm_model_hub ISSUES_FIXED.md issue 6).
+OPERATOR_PROBE_TIMEOUT_SECONDS = 1

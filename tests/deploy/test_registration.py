@@ -52,7 +52,8 @@ def test_a_failed_registration_quotes_the_newest_failing_condition() -> None:
     assert pending is None and failure is not None
     assert failure.startswith(
         "its SageMaker endpoint registration is CreationFailed: ValidationException: "
-        "Could not find model data; the operator's log in namespace hyperpod-inference-system"
+        "Could not find model data; the operator's log says more: kubectl logs -n "
+        "hyperpod-inference-system deploy/hyperpod-inference-controller-manager"
     )
     assert "hp:sagemakerEndpoint: false" in failure
     failure, _ = registration_signs(SPEC, sagemaker("UpdateFailed"))
