@@ -112,39 +112,39 @@ def vllm_eagle3_targets(wheel: Path) -> list[str]:
                 classes.setdefault(node.name, []).extend(base_names(node))
     registry = one_source(wheel, "vllm/model_executor/models/registry.py")
     targets = set()
+    for key, value in registry_entries(registry, "_TEXT_GENERATION_MODELS"):
+        class_name = value.elts[1]
+        if isinstance(class_name, ast.Constant) and derives(
+            classes, str(class_name.value), "SupportsEagle3", set()
+        ):
+            targets.add(key)
+    return sorted(targets)
+
+
+def registry_entries(registry: ast.Module, table: str) -> list[tuple[str, ast.Tuple]]:
+    """(architecture, (module, class)) of one of vLLM's registry tables."""
+    entries = []
     for node in ast.walk(registry):
         if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "_TEXT_GENERATION_MODELS" for t in node.targets
+            isinstance(t, ast.Name) and t.id == table for t in node.targets
         ):
             assert isinstance(node.value, ast.Dict)
             for key, value in zip(node.value.keys, node.value.values, strict=True):
-                if not (isinstance(key, ast.Constant) and isinstance(value, ast.Tuple)):
-                    continue
-                class_name = value.elts[1]
-                if isinstance(class_name, ast.Constant) and derives(
-                    classes, str(class_name.value), "SupportsEagle3", set()
-                ):
-                    targets.add(str(key.value))
-    return sorted(targets)
+                if isinstance(key, ast.Constant) and isinstance(value, ast.Tuple):
+                    entries.append((str(key.value), value))
+    return entries
 
 
 def vllm_eagle_heads(wheel: Path) -> dict[str, list[str]]:
     """{"eagle3": [...], "eagle": [...]}: the registry's speculative architectures by module."""
     registry = one_source(wheel, "vllm/model_executor/models/registry.py")
     heads: dict[str, set[str]] = {"eagle3": set(), "eagle": set()}
-    for node in ast.walk(registry):
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "_SPECULATIVE_DECODING_MODELS" for t in node.targets
-        ):
-            assert isinstance(node.value, ast.Dict)
-            for key, value in zip(node.value.keys, node.value.values, strict=True):
-                if not (isinstance(key, ast.Constant) and isinstance(value, ast.Tuple)):
-                    continue
-                module = value.elts[0]
-                if isinstance(module, ast.Constant):
-                    suffix = str(module.value).rsplit("_", 1)[-1]
-                    if suffix in heads:
-                        heads[suffix].add(str(key.value))
+    for key, value in registry_entries(registry, "_SPECULATIVE_DECODING_MODELS"):
+        module = value.elts[0]
+        if isinstance(module, ast.Constant):
+            suffix = str(module.value).rsplit("_", 1)[-1]
+            if suffix in heads:
+                heads[suffix].add(key)
     return {name: sorted(found) for name, found in heads.items()}
 
 

@@ -8,38 +8,18 @@ import json
 from typing import Any
 
 import pytest
-from crd_schema import assert_valid_manifest
+from manifest_samples import BASE, valid_specs
 
 from mlcc.config.stack import ConfigError, Parsed, parse
 from mlcc.manifest import operator
-from mlcc.manifest.workload import API_VERSION, KIND, endpoint_spec, from_endpoint
 from mlcc.serving.engines import HEALTH_CHECK_PATHS, Engine
 
-CRD = "inferenceendpointconfigs.yaml"
 IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/hp-serve@sha256:" + "a" * 64
-BASE = {
-    "hp:model": "meta-llama/Llama-3.1-8B-Instruct",
-    "aws:region": "us-east-1",
-    "aws-native:region": "us-east-1",
-    "hp:clusterName": "existing",
-}
 PROBE_FIELDS = {"startupProbe", "readinessProbe", "livenessProbe"}
 
 
 def specs(values: dict[str, str]) -> dict[str, dict[str, Any]]:
-    """Each endpoint's rendered spec by name, each checked against the CRD."""
-    config = parse({**BASE, **values}, stack="dev").config
-    rendered: dict[str, dict[str, Any]] = {}
-    for endpoint in config.endpoints:
-        manifest = {
-            "apiVersion": API_VERSION,
-            "kind": KIND,
-            "metadata": {"name": endpoint.name, "namespace": config.namespace},
-            "spec": endpoint_spec(from_endpoint(config, endpoint), IMAGE, None),
-        }
-        assert_valid_manifest(manifest, CRD)
-        rendered[endpoint.name] = manifest["spec"]  # type: ignore[assignment]
-    return rendered
+    return valid_specs(values, IMAGE)
 
 
 def probes_of(values: dict[str, str]) -> dict[str, Any]:

@@ -7,22 +7,14 @@ import json
 from typing import Any
 
 import pytest
-from crd_schema import assert_valid_manifest, crd_schema
+from crd_schema import crd_schema
+from manifest_samples import CRD, valid_specs
 
 from mlcc.config import operator_keys
-from mlcc.config.stack import parse
 from mlcc.manifest import operator
-from mlcc.manifest.workload import API_VERSION, KIND, endpoint_spec, from_endpoint
 from mlcc.serving.speculative import SpeculativeSpec
 
-CRD = "inferenceendpointconfigs.yaml"
 IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/hp-vllm@sha256:" + "a" * 64
-BASE = {
-    "hp:model": "meta-llama/Llama-3.1-8B-Instruct",
-    "aws:region": "us-east-1",
-    "aws-native:region": "us-east-1",
-    "hp:clusterName": "existing",
-}
 ACM = "arn:aws:acm:us-east-1:123456789012:certificate/0a1b2c3d-aaaa-bbbb-cccc-0123456789ab"
 DATA_CAPTURE = {
     "s3Uri": "s3://capture-bucket/llm",
@@ -57,16 +49,7 @@ PD_SPEC = {
 
 
 def spec_of(values: dict[str, str], speculative: SpeculativeSpec | None = None) -> dict[str, Any]:
-    config = parse({**BASE, **values}, stack="dev").config
-    (endpoint,) = config.endpoints
-    manifest = {
-        "apiVersion": API_VERSION,
-        "kind": KIND,
-        "metadata": {"name": endpoint.name, "namespace": config.namespace},
-        "spec": endpoint_spec(from_endpoint(config, endpoint), IMAGE, speculative),
-    }
-    assert_valid_manifest(manifest, CRD)
-    spec: dict[str, Any] = manifest["spec"]  # type: ignore[assignment]
+    (spec,) = valid_specs(values, IMAGE, speculative).values()
     return spec
 
 
