@@ -20,7 +20,11 @@ cannot be read, gets a row with `cuda: null` ("unknown"); the CUDA rule never re
   whose image .buildkite/scripts/publish-release-images.sh pushes as vllm/vllm-openai:v<VERSION>
   (the default CUDA family, no tag suffix). It can differ from the Dockerfile's default in the
   patch number.
-- `cuda`: the image's CUDA version, the release build's when found, else the Dockerfile's.
+- `cuda`: the image's CUDA version: the release build's when found; else, for vLLM, the
+  Dockerfile's default. SGLang's published tags are built by its release workflow with an
+  explicit `--build-arg CUDA_VERSION` per CUDA variant (.github/workflows/_docker-build-and-
+  publish.yml), which this script does not read: an SGLang row records the Dockerfile's default
+  in `dockerfile_cuda` and keeps `cuda` unknown.
 """
 
 from __future__ import annotations
@@ -133,7 +137,7 @@ def row(engine: str, version: str, source: Path | None) -> dict[str, object]:
     for key, found in (("dockerfile_cuda", dockerfile), ("release_build_cuda", build)):
         if found:
             entry[key] = {"value": found.value, "path": found.path, "line": found.line}
-    chosen = build or dockerfile
+    chosen = build or (dockerfile if engine == "vllm" else None)
     entry["cuda"] = chosen.value if chosen else None
     if not files.get(DOCKERFILE):
         entry["via"] = f"{via}: {DOCKERFILE} not found, unknown"
