@@ -218,6 +218,13 @@ _STACK_KEYS: tuple[Key, ...] = (
         "it. Empty = create the VPC, EKS, HyperPod cluster and operator.",
     ),
     Key(
+        "nvidiaDriverVersion",
+        "string",
+        "",
+        "NVIDIA driver of the GPU nodes (nvidia-smi), checked against the CUDA version of each "
+        "endpoint's engine image; empty = the HyperPod AMI's (docs/nvidia-facts.md).",
+    ),
+    Key(
         "instanceGroups",
         None,
         [],

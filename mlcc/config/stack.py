@@ -14,7 +14,7 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 
-from mlcc.config import aws_rules, capacity, infrastructure, scaling
+from mlcc.config import aws_rules, capacity, cuda_fit, infrastructure, scaling
 from mlcc.config.deploy_wait import DeployWait, parse_deploy_wait
 from mlcc.config.endpoints import (
     EndpointConfig,
@@ -112,6 +112,7 @@ def parse(
         ),
     )
     _check_native_region(reader, region, infra, environment_region)
+    _check_cuda_fit(reader, read, isinstance(infra.cluster, ExistingCluster))
     configs = [e.config for e in read]
     endpoints = tuple(_placed(e, infra, [c for c in configs if c is not e.config]) for e in read)
     if not reader.problems.errors:  # an endpoint's refused autoscaling would skew the counts
@@ -148,6 +149,17 @@ def _warn_unused_stack_keys(reader: Reader, config: StackConfig) -> None:
             "ignored: every endpoint sets hp:speculativeAlgorithm itself, so no recommendation "
             "job is created",
         )
+
+
+def _check_cuda_fit(reader: Reader, read: list[ReadEndpoint], existing_cluster: bool) -> None:
+    """Each endpoint's engine image against the nodes' NVIDIA driver; a prebuilt hp:image is
+    not judged (its CUDA version cannot be known here)."""
+    driver = cuda_fit.node_driver(reader, existing_cluster=existing_cluster)
+    prebuilt = engine_of(reader)[1] if reader.string("image") else None
+    for entry in read:
+        release = entry.config.engine_release
+        if release != prebuilt:
+            cuda_fit.check(entry.reader, release.engine.value, release.version, driver)
 
 
 def _check_unknown_keys(reader: Reader) -> None:
