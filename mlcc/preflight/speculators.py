@@ -203,9 +203,8 @@ def _token_problems(draft: SpeculatorsDraft, stack: Stack) -> list[tuple[str, st
             )
         ]
     # The count is the stack's to choose: a draft in --speculative-config drafts that JSON's
-    # num_speculative_tokens (vllm/config/speculative.py), and speculators' own serving guide
-    # (docs/user_guide/tutorials/serve_vllm.md) gives that long form "to change the
-    # num_speculative_tokens".
+    # num_speculative_tokens (vllm/config/speculative.py), and the speculators repository's
+    # "Serve in vLLM" tutorial gives that long form "to change the num_speculative_tokens".
     return [
         (
             "speculativeNumTokens",
