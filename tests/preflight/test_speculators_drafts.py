@@ -171,7 +171,8 @@ def test_the_types_each_vllm_release_reads(
 
 
 def test_an_eagle3_head_of_another_layer_type_and_a_missing_layer_config() -> None:
-    layer = dict(vendored(HEAD)["transformer_layer_config"])  # type: ignore[call-overload]
+    layer = vendored(HEAD)["transformer_layer_config"]
+    assert isinstance(layer, dict)
     draft = model_facts(vendored(HEAD) | {"transformer_layer_config": layer}, None)
     assert draft.architecture == "Eagle3LlamaForCausalLM"  # vLLM algos.py names it so
     gemma = vendored(HEAD) | {"transformer_layer_config": {**layer, "model_type": "gemma"}}
@@ -244,3 +245,25 @@ def test_pulumi_preview_refuses_the_contradiction_and_passes_the_fit(
     assert preview(parsed("eagle3", speculativeNumTokens="3").config, monkeypatch) == []
     (line,) = preview(parsed("eagle3").config, monkeypatch)
     assert line.startswith("error: hp:speculativeNumTokens: is not set, so 5 tokens")
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"transformer_layer_config": None}, "has a speculators_config but no transformer_layer"),
+        ({"transformer_layer_config": "llama"}, "no transformer_layer_config object"),
+        ({"transformer_layer_config": {"hidden_size": 4096}}, "has no num_attention_heads"),
+        ({"transformer_layer_config": {"hidden_size": True}}, "hidden_size is True, not a"),
+        ({"speculators_config": [], "speculators_model_type": None}, "speculators_model_type is"),
+    ],
+)
+def test_a_malformed_draft_is_one_line_naming_the_draft(
+    hub: FakeHub, change: dict[str, object], said: str
+) -> None:
+    hub.repos["broken/speculator"] = {"config.json": json.dumps(vendored(HEAD) | change).encode()}
+    errors, warnings = settle(
+        models_part(parsed("eagle3", draft="broken/speculator").config, 5), Mode.STRICT
+    )
+    (line,) = [str(e) for e in [*errors, *warnings]]
+    assert line.startswith("hp:speculativeModel: ")
+    assert said in line
