@@ -19,7 +19,8 @@ Sources (vLLM 0.27.1 and 0.34.0 wheels, the same code unless said):
   the served model (`vllm serve <draft>`). A draft given in `--speculative-config` (what this
   program renders) takes its method and `num_speculative_tokens` from that JSON: vllm/config/
   speculative.py raises "A speculative model was provided, but `num_speculative_tokens` was not
-  provided" without one (a speculators config has no `n_predict`), so both are always rendered.
+  provided" without one (an EAGLE-3 speculators config has no `n_predict` to default it), so
+  both are always rendered.
 - SGLang 0.5.2, 0.5.3, 0.5.8, 0.5.12, 0.5.17 and 0.5.23 (every version this project knows): no
   code in their wheels reads `speculators_config`, `speculators_model_type` or
   `transformer_layer_config`; the draft's config.json is read with transformers' AutoConfig
