@@ -11,6 +11,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from mlcc.preflight.speculators import SpeculatorsDraft, draft_config, is_speculators
+
 # config.json dtype names -> bytes per element (vllm/config/model.py _STR_DTYPE_TO_TORCH_DTYPE).
 DTYPE_BYTES = {"float32": 4, "float": 4, "bfloat16": 2, "float16": 2, "half": 2, "fp8": 1}
 _DTYPE_ALIASES = {"float": "float32", "half": "float16"}
@@ -54,6 +56,9 @@ class ModelFacts:
     experts: bool = False  # a mixture of experts: its weights cannot be counted from the shapes
     # eagle_config asks for the target's auxiliary hidden states (an EAGLE-3 head's input)
     eagle_aux_hidden_states: bool = False
+    # an EAGLE-3 head's fc input width, when it is not its own hidden size (llama_eagle3.py)
+    target_hidden_size: int | None = None
+    speculators: SpeculatorsDraft | None = None  # a speculators-format draft's own settings
 
     @property
     def architecture(self) -> str:
@@ -69,6 +74,12 @@ def text_config(config: Mapping[str, object]) -> Mapping[str, object]:
 def model_facts(config: object, weight_bytes: int | None) -> ModelFacts:
     if not isinstance(config, Mapping):
         raise NotAModelConfig("is not a JSON object")
+    if is_speculators(config):  # the head vLLM builds from it (mlcc/preflight/speculators.py)
+        try:
+            head, draft = draft_config(config)
+        except ValueError as error:
+            raise NotAModelConfig(str(error)) from None
+        return replace(model_facts(head, weight_bytes), speculators=draft)
     text = text_config(config)
     hidden = _positive(text, "hidden_size")
     heads = _positive(text, "num_attention_heads")
@@ -101,6 +112,7 @@ def model_facts(config: object, weight_bytes: int | None) -> ModelFacts:
         weight_bytes=weight_bytes,
         intermediate_size=_optional_positive(text, "intermediate_size"),
         eagle_aux_hidden_states=_eagle_aux_hidden_states(config),
+        target_hidden_size=_optional_positive(config, "target_hidden_size"),
         experts=any(
             text.get(k)
             for k in (

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from mlcc.config import instances
 from mlcc.config.endpoints import EndpointConfig
 from mlcc.config.stack import StackConfig
-from mlcc.preflight import memory, rules
+from mlcc.preflight import memory, rules, speculators
 from mlcc.preflight.facts import ModelFacts
 from mlcc.preflight.gpus import GpuSpec, gpu_spec
 from mlcc.preflight.hub import (
@@ -107,6 +107,10 @@ def check_endpoint(
     )
     if target is None:
         return Outcome(tuple(errors), (), tuple(unchecked), read=read)
+    if target.speculators is not None:  # a draft as the target: nothing else fits it
+        found = _speculators_target(target.speculators)
+        errors.append(_problem(endpoint, found.key, found.message))
+        return Outcome(tuple(errors), (), tuple(unchecked), read=read)
     findings = _model_findings(endpoint, target, draft, gpu)
     errors += [_problem(endpoint, f.key, f.message) for f in findings if f.error]
     warnings += [_problem(endpoint, f.key, f.message) for f in findings if not f.error]
@@ -169,7 +173,11 @@ def _model_findings(
     )
     spec = endpoint.speculative
     if spec is not None:
-        findings += rules.draft_fit(endpoint.engine, spec.algorithm, target, draft)
+        own = _speculators_findings(endpoint, draft)
+        findings += own
+        # a draft refused for its format or algorithm is not fitted as another kind of head
+        fitted = None if any(f.error and f.key != "speculativeNumTokens" for f in own) else draft
+        findings += rules.draft_fit(endpoint.engine, spec.algorithm, target, fitted)
         if draft is not None and spec.algorithm == "draft-model":
             findings += rules.tensor_parallel(draft, tp, "speculativeModel")
     # every type of an hp:instanceTypes fallback list must run the precision; the memory is
@@ -181,6 +189,35 @@ def _model_findings(
     if gpu is not None:
         findings += rules.precision(endpoint.engine, target, gpu, args, "model")
     return _unique(findings)
+
+
+def _speculators_target(draft: speculators.SpeculatorsDraft) -> rules.Finding:
+    verifier = f"its verifier {draft.verifier}" if draft.verifier else "the target it was made for"
+    return rules.Finding(
+        "model",
+        "is a speculators-format draft (speculators_config in its config.json), not a target "
+        f"model; set hp:model to {verifier}, hp:speculativeModel to this draft and "
+        f"hp:speculativeAlgorithm {draft.method}",
+    )
+
+
+def _speculators_findings(
+    endpoint: EndpointConfig, draft: ModelFacts | None
+) -> list[rules.Finding]:
+    spec = endpoint.speculative
+    if spec is None or draft is None or draft.speculators is None:
+        return []
+    stack = speculators.Stack(
+        endpoint.engine,
+        endpoint.engine_release.version,
+        spec.algorithm,
+        spec.num_tokens,
+        "speculativeNumTokens" in endpoint.set_keys,
+    )
+    return [
+        rules.Finding(key, message, error)
+        for key, message, error in speculators.findings(draft.speculators, stack)
+    ]
 
 
 def _unique(findings: list[rules.Finding]) -> list[rules.Finding]:

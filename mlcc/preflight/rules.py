@@ -107,11 +107,13 @@ def _eagle_head_fit(algorithm: str, target: ModelFacts, draft: ModelFacts) -> li
     # logits index the target's vocabulary: an EAGLE-3 head maps its draft_vocab_size tokens
     # to the target's through d2t, so its vocab_size must be the target's.
     findings = _head_format_fit(algorithm, draft)
-    if draft.hidden_size != target.hidden_size:
+    # llama_eagle3.py: the fc takes target_hidden_size when the head's config names one
+    takes = draft.target_hidden_size or draft.hidden_size
+    if takes != target.hidden_size:
         findings.append(
             Finding(
                 "speculativeModel",
-                f"draft hidden size {draft.hidden_size}, target {target.hidden_size}: the head "
+                f"draft hidden size {takes}, target {target.hidden_size}: the head "
                 "was trained for another target",
             )
         )
