@@ -103,3 +103,24 @@ def test_an_option_the_release_lacks_is_refused_naming_the_release() -> None:
         and "0.34.0" in p
         for p in problems
     )
+
+
+def test_an_endpoint_entry_sets_its_own_options_and_problems_name_the_entry() -> None:
+    problems = _problems(
+        {
+            "hp:endpoints": json.dumps(
+                [
+                    {"name": "a", "speculativeAlgorithm": "ngram"},
+                    {
+                        "name": "b",
+                        "speculativeAlgorithm": "ngram",
+                        "speculativeOptions": {"promptLookupMax": 0},
+                    },
+                ]
+            )
+        }
+    )
+    assert any(
+        p.startswith("hp:endpoints[1].speculativeOptions.promptLookupMax: ") for p in problems
+    )
+    assert not any(p.startswith("hp:endpoints[0]") for p in problems)
