@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from mlcc import engine_contract
-from mlcc.config import aws_rules, instances, operator_rules
+from mlcc.config import aws_rules, instances, operator_rules, speculative_keys
 from mlcc.config.operator import OperatorSettings, parse_operator_settings
 from mlcc.config.reader import Reader
 from mlcc.config.scaling import Autoscaling
@@ -29,9 +29,6 @@ BASELINE_SUFFIX = "-baseline"
 MAX_NAME_LENGTH = 63
 _ENTRY_FIELDS = ("name", *ENDPOINT_KEYS)
 _ENDPOINT_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_SPECULATIVE_KEYS = tuple(k for k in ENDPOINT_KEYS if k.startswith("speculative"))
-# A Hub revision: a branch or tag name (git ref rules, simplified) or a commit id.
-_REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$")
 
 
 @dataclass(frozen=True)
@@ -184,14 +181,14 @@ def _endpoint(reader: Reader, name: str, resource_name: str) -> EndpointConfig:
     engine, engine_release = engine_of(reader)
     operator = parse_operator_settings(reader)
     instance_type, gpu_count = _instance(reader, operator.instance_types)
-    spec = _speculative(reader, engine, engine_release)
+    spec = speculative_keys.read(reader, engine, engine_release)
     endpoint = EndpointConfig(
         name=name,
         resource_name=resource_name,
         engine=engine,
         engine_release=engine_release,
         model=_model(reader),
-        model_revision=_revision(reader, "modelRevision"),
+        model_revision=speculative_keys.hub_revision(reader, "modelRevision"),
         instance_type=instance_type,
         gpu_count=gpu_count,
         replicas=_replicas(reader),
@@ -260,15 +257,6 @@ def _model(reader: Reader) -> str:
     if problem:
         reader.fail("model", problem)
     return model
-
-
-def _revision(reader: Reader, name: str) -> str:
-    revision = reader.string(name) or "main"
-    if not _REVISION.match(revision) or ".." in revision:
-        reader.fail(
-            name, f"must be a branch, tag or commit of the Hub repository, got {revision!r}"
-        )
-    return revision
 
 
 def _instance(reader: Reader, fallbacks: tuple[str, ...]) -> tuple[str, int]:
@@ -364,36 +352,3 @@ def _flag_value(value: object) -> str:
     if isinstance(value, dict):
         return json.dumps(value, separators=(",", ":"))
     return str(value).strip()
-
-
-def _speculative(
-    reader: Reader, engine: Engine, engine_release: EngineRelease
-) -> SpeculativeSpec | None:
-    algorithm = reader.string("speculativeAlgorithm").lower()
-    draft = reader.string("speculativeModel") or None
-    num_tokens = reader.integer("speculativeNumTokens")
-    topk = reader.integer("speculativeEagleTopk", optional=True)
-    draft_tokens = reader.integer("speculativeNumDraftTokens", optional=True)
-    if not algorithm:
-        for key in _SPECULATIVE_KEYS:
-            if key != "speculativeAlgorithm" and reader.is_set(key):
-                reader.warn(key, "ignored: hp:speculativeAlgorithm is not set, speculation is off")
-        return None
-    if algorithm not in speculative.ALGORITHMS:
-        reader.fail(
-            "speculativeAlgorithm",
-            f"unknown algorithm {algorithm!r}; valid: "
-            f"{', '.join(speculative.ALGORITHMS)} (or remove the key to turn it off)",
-        )
-        return None
-    if draft and not speculative.ALGORITHMS[algorithm].needs_draft:
-        reader.warn("speculativeModel", f"ignored: {algorithm} takes no draft model")
-        draft = None
-    if num_tokens is None:  # already reported as not a number
-        num_tokens = speculative.DEFAULT_NUM_TOKENS
-    revision = _revision(reader, "speculativeModelRevision") if draft else None
-    spec = SpeculativeSpec(algorithm, draft, num_tokens, topk, draft_tokens, revision)
-    checked = speculative.check(spec, engine, engine_release)
-    reader.problems.errors += [reader.relay(p) for p in checked.errors]
-    reader.problems.warnings += [reader.relay(p) for p in checked.warnings]
-    return spec

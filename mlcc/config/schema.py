@@ -101,14 +101,16 @@ _ENDPOINT_KEYS: tuple[Key, ...] = (
         "speculativeAlgorithm",
         "string",
         "",
-        "draft-model, eagle, eagle2, eagle3, ngram or mtp; empty = speculation off.",
+        "draft-model, eagle, eagle2, eagle3, ngram, mtp, ngram-gpu, suffix, dflash or dspark; "
+        "empty = speculation off.",
         _E,
     ),
     Key(
         "speculativeModel",
         "string",
         "",
-        "Draft model: Hugging Face id or absolute path in the image (draft-model, eagle*).",
+        "Draft model: Hugging Face id or absolute path in the image (draft-model, eagle*, "
+        "dflash; optional for dspark).",
         _E,
     ),
     Key(
@@ -138,6 +140,15 @@ _ENDPOINT_KEYS: tuple[Key, ...] = (
         None,
         "",
         "SGLang tokens verified per step for an EAGLE tree (integer); empty = derived.",
+        _E,
+    ),
+    Key(
+        "speculativeOptions",
+        None,
+        {},
+        "Method knobs as a map of whole numbers (vLLM): promptLookupMin, promptLookupMax "
+        "(ngram, ngram-gpu), suffixMaxTreeDepth, suffixMaxCachedRequests, suffixCorpusTokens "
+        "(suffix).",
         _E,
     ),
     Key(

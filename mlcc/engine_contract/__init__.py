@@ -26,6 +26,9 @@ from .algorithms import (
     ALGORITHMS,
     Algorithm,
     algorithm_named,
+    first_release,
+    unrunnable_reason,
+    version_key,
 )
 from .env import (
     EnvFlag,
@@ -162,6 +165,7 @@ __all__ = [
     "env_flag",
     "env_flags",
     "env_variable",
+    "first_release",
     "flag_name_problem",
     "flag_spelling_problem",
     "is_hf_id",
@@ -178,4 +182,6 @@ __all__ = [
     "sglang_logged_names",
     "speculative_env_flags",
     "text_problem",
+    "unrunnable_reason",
+    "version_key",
 ]

@@ -28,6 +28,20 @@ from .values import count_problem, draft_model_problem, json_object, parse_count
 
 # custom_class takes a dotted Python path as `model`, not a checkpoint.
 _VLLM_MODEL_IS_CLASS: Final = frozenset({"custom_class"})
+# SGLang's DFLASH also fails without a draft ("DFLASH speculative decoding requires setting
+# --speculative-draft-model-path"; sglang/srt/arg_groups/speculative_hook.py, 0.5.17 and 0.5.23).
+_SGLANG_NEEDING_DRAFT: Final = SGLANG_ALGORITHMS_NEEDING_DRAFT | {"DFLASH"}
+_DSPARK_BLOCK_FLAG: Final = "speculative-dspark-block-size"
+# vLLM SpeculativeConfig integer fields and the lowest value each release accepts
+# (vllm/config/speculative.py: prompt_lookup_* `Field(ge=1)`; suffix_decoding_* checks in
+# `_validate_suffix_decoding` (0.27.1) and `SuffixSpeculatorConfig.configure` (0.34.0)).
+_VLLM_INTEGER_FLOORS: Final = {
+    "prompt_lookup_min": 1,
+    "prompt_lookup_max": 1,
+    "suffix_decoding_max_tree_depth": 1,
+    "suffix_decoding_max_cached_requests": 0,
+    "suffix_decoding_corpus_tokens": 0,
+}
 
 
 def check_speculative(engine: str, settings: Mapping[str, Setting], version: str | None) -> None:
@@ -89,6 +103,32 @@ def _check_vllm(settings: Mapping[str, Setting], version: str | None) -> None:
         raise EnvProblem(method_source, f"unknown method {shown}{hint}; use one of {accepted}")
     _check_vllm_model(method, fields, method_source)
     _check_vllm_tokens(method, fields, method_source)
+    _check_vllm_integers(fields)
+
+
+def _whole_number(value: object) -> int | None:
+    """A JSON integer, or ASCII digits from a dotted flag; None otherwise (0 included)."""
+    if isinstance(value, str) and value.strip() == "0":
+        return 0
+    if isinstance(value, int) and not isinstance(value, bool) and value == 0:
+        return 0
+    return parse_count(value)
+
+
+def _check_vllm_integers(fields: Mapping[str, tuple[object, str]]) -> None:
+    numbers: dict[str, int] = {}
+    for field, floor in _VLLM_INTEGER_FLOORS.items():
+        if field not in fields:
+            continue
+        value, source = fields[field]
+        number = _whole_number(value)
+        if number is None or number < floor:
+            raise EnvProblem(source, f'"{field}" must be a whole number of at least {floor}')
+        numbers[field] = number
+    low, high = numbers.get("prompt_lookup_min"), numbers.get("prompt_lookup_max")
+    if low is not None and high is not None and low > high:
+        source = fields["prompt_lookup_min"][1]
+        raise EnvProblem(source, '"prompt_lookup_min" must be <= "prompt_lookup_max"')
 
 
 def _check_vllm_model(method: str, fields: Mapping[str, tuple[object, str]], source: str) -> None:
@@ -135,6 +175,24 @@ def _check_sglang(settings: Mapping[str, Setting], version: str | None) -> None:
         )
     _check_sglang_draft(name, settings)
     _check_sglang_triple(name, settings)
+    _check_sglang_dspark_block(name, settings)
+
+
+def _check_sglang_dspark_block(algorithm: str, settings: Mapping[str, Setting]) -> None:
+    """SGLang: the DSPARK verify window is block + 1 ("DSpark speculative_num_draft_tokens must
+    equal gamma + 1"), and the block size is DSPARK's alone."""
+    block = settings.get(_DSPARK_BLOCK_FLAG)
+    if block is None:
+        return
+    if algorithm != "DSPARK":
+        raise EnvProblem(block.source, "applies to DSPARK only; unset it")
+    problem = count_problem(block.value)
+    if problem is not None:
+        raise EnvProblem(block.source, problem)
+    tokens = settings.get("speculative-num-draft-tokens")
+    gamma = parse_count(block.value) or 0
+    if tokens is not None and parse_count(tokens.value) != gamma + 1:
+        raise EnvProblem(tokens.source, f"DSPARK verifies block + 1 = {gamma + 1} tokens; set that")
 
 
 def _refuse_speculative_without_algorithm(settings: Mapping[str, Setting]) -> None:
@@ -150,7 +208,7 @@ def _refuse_speculative_without_algorithm(settings: Mapping[str, Setting]) -> No
 def _check_sglang_draft(algorithm: str, settings: Mapping[str, Setting]) -> None:
     draft = settings.get(SGLANG_DRAFT_FLAG)
     if draft is None or not (draft.value or "").strip():
-        if algorithm in SGLANG_ALGORITHMS_NEEDING_DRAFT:
+        if algorithm in _SGLANG_NEEDING_DRAFT:
             raise EnvProblem(
                 draft.source if draft is not None else env_variable(SGLANG, SGLANG_DRAFT_FLAG),
                 f"{algorithm} needs a draft model (a Hub id or a local path); without one "

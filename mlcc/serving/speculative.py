@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from mlcc import engine_contract as contract
+from mlcc.serving import speculative_options
 from mlcc.serving.engines import Engine, EngineRelease, release
 
 MAX_NUM_TOKENS = 16
@@ -44,6 +45,7 @@ class SpeculativeSpec:
     eagle_topk: int | None = None
     num_draft_tokens: int | None = None
     draft_revision: str | None = None  # hp:speculativeModelRevision; None or "main": the default
+    options: tuple[tuple[str, int], ...] = ()  # hp:speculativeOptions (speculative_options.py)
 
     @property
     def definition(self) -> Algorithm:
@@ -81,28 +83,55 @@ class Checked:
 
 
 def accepts(release: EngineRelease, algorithm: str) -> bool:
-    return ALGORITHMS[algorithm].engine_algorithm(release.engine) in release.speculative_names
+    """The release takes the algorithm's engine name and our image can run it."""
+    name = ALGORITHMS[algorithm].engine_algorithm(release.engine)
+    return (
+        name is not None
+        and name in release.speculative_names
+        and contract.unrunnable_reason(release.engine, release.version, name) is None
+    )
 
 
 def check(spec: SpeculativeSpec, engine: Engine, release: EngineRelease) -> Checked:
     """The stack-config rules for the selected engine at its version."""
-    definition = spec.definition
     errors = [*_draft_problems(spec), *_count_problems(spec)]
     warnings = list(_useless_setting_warnings(spec, engine))
     if not accepts(release, spec.algorithm):
-        errors.append(
-            Problem(
-                KEY_ALGORITHM,
-                f"{spec.algorithm} needs {engine.value} to accept "
-                f"{definition.engine_algorithm(engine)!r}, which {engine.value} {release.version} "
-                "does not; choose another algorithm or a newer hp:engineVersion",
-            )
-        )
+        errors.append(Problem(KEY_ALGORITHM, _refusal(spec.algorithm, release)))
+    option_errors, option_warnings = speculative_options.problems(
+        dict(spec.options), spec.algorithm, engine, release.version
+    )
+    errors += [Problem(key, message) for key, message in option_errors]
+    warnings += [Problem(key, message) for key, message in option_warnings]
     return Checked(tuple(errors), tuple(warnings))
 
 
+def _refusal(algorithm: str, release: EngineRelease) -> str:
+    """Why the release cannot run the algorithm, and the first release that can."""
+    engine = release.engine
+    name = ALGORITHMS[algorithm].engine_algorithm(engine)
+    if name is None:
+        other = next(e for e in Engine if e is not engine)
+        return (
+            f"{algorithm} has no {engine.value} counterpart in any known {engine.value} "
+            f"release; set hp:engine to {other.value}, or choose another algorithm"
+        )
+    first = contract.first_release(engine, name)
+    reason = contract.unrunnable_reason(engine, release.version, name)
+    why = reason or f"{engine.value} {release.version} does not accept {name!r}"
+    if first is None:
+        return f"{algorithm} needs {engine.value} to accept {name!r}; {why}"
+    return (
+        f"{algorithm} needs {engine.value} {name!r}: {why}; the first release that runs it "
+        f"is {engine.value} {first}: set hp:engineVersion to {first} or newer, or choose "
+        "another algorithm"
+    )
+
+
 def _draft_problems(spec: SpeculativeSpec) -> list[Problem]:
-    if not spec.definition.needs_draft:
+    if not spec.definition.takes_draft:
+        return []
+    if not spec.draft_model and not spec.definition.needs_draft:
         return []
     if not spec.draft_model:
         return [
@@ -197,6 +226,14 @@ def _useless_setting_warnings(spec: SpeculativeSpec, engine: Engine) -> list[Pro
         )
     elif spec.num_draft_tokens is not None and engine is Engine.VLLM:
         warnings.append(Problem(KEY_NUM_DRAFT_TOKENS, "ignored by vLLM; it applies to SGLang"))
+    if spec.algorithm == "dspark" and not spec.draft_model:
+        warnings.append(
+            Problem(
+                KEY_MODEL,
+                "not set: both engines then read the DSpark draft from the target's own "
+                "checkpoint (DeepSeek-V4 bundles one); other targets need a DSpark draft here",
+            )
+        )
     if spec.algorithm == "mtp" and spec.num_tokens > 3:
         warnings.append(
             Problem(
@@ -271,22 +308,38 @@ def _draft_format_warnings(spec: SpeculativeSpec) -> list[Problem]:
 
 def vllm_env(spec: SpeculativeSpec) -> dict[str, str]:
     config: dict[str, object] = {"method": spec.definition.vllm_method}
-    if spec.definition.needs_draft and spec.draft_model:
+    if spec.definition.takes_draft and spec.draft_model:
         config["model"] = spec.draft_model
         if spec.draft_revision not in (None, "main"):
             config["revision"] = spec.draft_revision
     config["num_speculative_tokens"] = spec.num_tokens
+    config.update(speculative_options.vllm_fields(dict(spec.options), spec.algorithm))
     variable = contract.env_variable(Engine.VLLM, contract.VLLM_CONFIG_FLAG)
     return {variable: json.dumps(config, separators=(",", ":"))}
 
 
+SGLANG_BLOCK_ALGORITHMS = frozenset({"DFLASH", "DSPARK"})
+SGLANG_DSPARK_BLOCK_FLAG = "speculative-dspark-block-size"
+
+
 def sglang_env(spec: SpeculativeSpec) -> dict[str, str]:
-    flags = {contract.SGLANG_ALGORITHM_FLAG: spec.definition.sglang_algorithm}
-    if spec.definition.needs_draft and spec.draft_model:
+    flags = {contract.SGLANG_ALGORITHM_FLAG: str(spec.definition.sglang_algorithm)}
+    if spec.definition.takes_draft and spec.draft_model:
         flags[contract.SGLANG_DRAFT_FLAG] = spec.draft_model
         if spec.draft_revision not in (None, "main"):
             flags["speculative-draft-model-revision"] = str(spec.draft_revision)
     steps, topk, draft_tokens = contract.SGLANG_TRIPLE
+    if spec.definition.sglang_algorithm in SGLANG_BLOCK_ALGORITHMS:
+        # DFLASH and DSPARK draft one block in one pass: SGLang forces steps and top-k to 1
+        # and verifies the block plus the anchor token (DSPARK: gamma + 1, where gamma is
+        # --speculative-dspark-block-size; DFLASH: block_size = --speculative-num-draft-tokens).
+        # sglang/srt/arg_groups/speculative_hook.py _handle_dflash, _handle_dspark.
+        flags[steps] = "1"
+        flags[topk] = "1"
+        flags[draft_tokens] = str(spec.num_tokens + 1)
+        if spec.definition.sglang_algorithm == "DSPARK":
+            flags[SGLANG_DSPARK_BLOCK_FLAG] = str(spec.num_tokens)
+        return {contract.env_variable(Engine.SGLANG, flag): value for flag, value in flags.items()}
     flags[steps] = str(spec.num_tokens)
     flags[topk] = str(spec.topk)
     flags[draft_tokens] = str(spec.sglang_draft_tokens)

@@ -449,3 +449,32 @@ def test_pods_without_a_selector_are_found_by_the_clis_label_and_the_published_d
         "renamed-by-someone",
         "hp-dev-model-6b5d9-k2x7q",
     ]
+
+
+# --- the algorithms beyond the seed's six ------------------------------------------------------
+# vLLM logs `SpeculativeConfig(method=...)` (its __repr__) with the method it was given; SGLang's
+# server_args keep DFLASH and DSPARK as given (only NEXTN/EAGLE are rewritten:
+# speculative_hook.py `_resolve_speculative_algorithm_alias`). The logs below are the recorded
+# EAGLE-3 start-ups with the method's name put in, not recordings of these methods.
+
+
+def test_vllm_dspark_passes_when_the_log_shows_method_dspark() -> None:
+    expected = s.expectation(speculativeAlgorithm="dspark", speculativeModel="org/dspark-draft")
+    assert expected.engine_algorithm == "dspark"
+    log = s.VLLM_EAGLE3_LOG.replace(
+        "SpeculativeConfig(method='eagle3'", "SpeculativeConfig(method='dspark'"
+    )
+    assert check_engine_log("log", log, expected).passed
+    assert not check_engine_log("log", s.VLLM_EAGLE3_LOG, expected).passed
+
+
+def test_sglang_dflash_passes_when_server_args_show_dflash() -> None:
+    expected = s.expectation(
+        engine="sglang", speculativeAlgorithm="dflash", speculativeModel="z-lab/Qwen3-8B-DFlash-b16"
+    )
+    assert expected.engine_algorithm == "DFLASH"
+    log = s.SGLANG_0_5_23_EAGLE3_LOG.replace(
+        "'speculative_algorithm': 'EAGLE3'", "'speculative_algorithm': 'DFLASH'"
+    )
+    assert check_engine_log("log", log, expected).passed
+    assert not check_engine_log("log", s.SGLANG_0_5_23_EAGLE3_LOG, expected).passed

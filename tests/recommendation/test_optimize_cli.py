@@ -316,7 +316,8 @@ def test_apply_refuses_what_the_stack_engine_cannot_run(env: Env) -> None:
     )
     assert env.run("--apply", JOB, "--stack", "dev") == 1
     assert "does not fit this stack" in env.err.getvalue()
-    assert "hp:speculativeAlgorithm: ngram needs sglang to accept 'NGRAM'" in env.err.getvalue()
+    assert "hp:speculativeAlgorithm: ngram needs sglang 'NGRAM'" in env.err.getvalue()
+    assert "set hp:engineVersion to 0.5.3 or newer" in env.err.getvalue()
 
 
 def test_apply_needs_a_stack(env: Env) -> None:

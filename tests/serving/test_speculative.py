@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mlcc.serving.engines import Engine, release
+from mlcc.serving.engines import Engine, EngineRelease, release
 from mlcc.serving.speculative import (
     ALGORITHMS,
     SpeculativeSpec,
@@ -33,6 +33,10 @@ EXPECTED_TABLE = {
     "eagle3": ("eagle3", "EAGLE3", True),
     "ngram": ("ngram", "NGRAM", False),
     "mtp": ("mtp", "NEXTN", False),
+    "ngram-gpu": ("ngram_gpu", None, False),
+    "suffix": ("suffix", None, False),
+    "dflash": ("dflash", "DFLASH", True),
+    "dspark": ("dspark", "DSPARK", False),
 }
 
 
@@ -48,16 +52,31 @@ def test_table_matches_design() -> None:
     assert actual == EXPECTED_TABLE
 
 
+SEED = ("draft-model", "eagle", "eagle2", "eagle3", "ngram", "mtp")
+# What each supported release runs (the engines' wheels; docs: README's algorithm reference).
+RUNS = {
+    (Engine.VLLM, "0.27.1"): {*SEED, "ngram-gpu", "dflash", "dspark"},  # suffix: no Arctic
+    (Engine.VLLM, "0.34.0"): {*SEED, "ngram-gpu", "suffix", "dflash", "dspark"},
+    (Engine.SGLANG, "0.5.17"): {*SEED, "dflash", "dspark"},
+    (Engine.SGLANG, "0.5.23"): {*SEED, "dflash", "dspark"},
+}
+SUPPORTED = [release(engine, version) for engine, version in RUNS]
+
+
 @pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
-def test_pinned_engines_accept_every_algorithm(algorithm: str) -> None:
-    assert accepts(VLLM, algorithm) and accepts(SGLANG, algorithm)
+@pytest.mark.parametrize("engine_release", SUPPORTED, ids=lambda r: f"{r.engine}-{r.version}")
+def test_supported_releases_run_what_the_table_says(algorithm: str, engine_release: object) -> None:
+    assert isinstance(engine_release, EngineRelease)
+    expected = algorithm in RUNS[engine_release.engine, engine_release.version]
+    assert accepts(engine_release, algorithm) == expected
 
 
 def test_names_the_older_tool_sent_are_never_produced() -> None:
     for algorithm in ALGORITHMS:
         env = speculative_env(spec_for(algorithm))
-        assert json.loads(env["SM_VLLM_SPECULATIVE_CONFIG"])["method"] != "eagle2"
-        assert env["SM_SGLANG_SPECULATIVE_ALGORITHM"] not in {"MTP", "EAGLE2", ""}
+        config = json.loads(env.get("SM_VLLM_SPECULATIVE_CONFIG", "{}"))
+        assert config.get("method") != "eagle2"
+        assert env.get("SM_SGLANG_SPECULATIVE_ALGORITHM") not in {"MTP", "EAGLE2", ""}
 
 
 def test_eagle3_env_is_exactly_the_design_example() -> None:
@@ -194,23 +213,35 @@ specs = st.builds(
 )
 
 
-@given(specs, st.sampled_from(list(Engine)))
+@given(specs, st.sampled_from(SUPPORTED))
 def test_every_accepted_spec_gives_engine_valid_settings(
-    spec: SpeculativeSpec, engine: Engine
+    spec: SpeculativeSpec, engine_release: EngineRelease
 ) -> None:
-    checked = check(spec, engine, release(engine))
+    """Every combination the check accepts renders only what that release's own table holds."""
+    engine = engine_release.engine
+    checked = check(spec, engine, engine_release)
     if checked.errors:
         assert all(e.key.startswith("hp:speculative") for e in checked.errors)
         return
-    env = speculative_env(spec)
-    config = json.loads(env["SM_VLLM_SPECULATIVE_CONFIG"])
-    assert config["method"] in VLLM.speculative_names
-    assert 1 <= config["num_speculative_tokens"] <= 16
-    assert ("model" in config) == ALGORITHMS[spec.algorithm].needs_draft
+    env = speculative_env(spec, {engine: engine_release})
+    definition = ALGORITHMS[spec.algorithm]
+    if engine is Engine.VLLM:
+        config = json.loads(env["SM_VLLM_SPECULATIVE_CONFIG"])
+        assert config["method"] in engine_release.speculative_names
+        assert config["method"] == definition.vllm_method
+        assert 1 <= config["num_speculative_tokens"] <= 16
+        assert ("model" in config) == definition.takes_draft
+        return
     steps = int(env["SM_SGLANG_SPECULATIVE_NUM_STEPS"])
     topk = int(env["SM_SGLANG_SPECULATIVE_EAGLE_TOPK"])
     draft_tokens = int(env["SM_SGLANG_SPECULATIVE_NUM_DRAFT_TOKENS"])
-    assert env["SM_SGLANG_SPECULATIVE_ALGORITHM"] in SGLANG.speculative_names
+    algorithm = env["SM_SGLANG_SPECULATIVE_ALGORITHM"]
+    assert algorithm in engine_release.speculative_names
+    if algorithm in {"DFLASH", "DSPARK"}:  # one block per pass: steps and top-k are 1
+        assert (steps, topk, draft_tokens) == (1, 1, spec.num_tokens + 1)
+        block = env.get("SM_SGLANG_SPECULATIVE_DSPARK_BLOCK_SIZE")
+        assert block == (str(spec.num_tokens) if algorithm == "DSPARK" else None)
+        return
     assert steps == spec.num_tokens and topk >= 1
     if topk == 1:
         assert draft_tokens == steps + 1

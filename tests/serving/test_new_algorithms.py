@@ -1,0 +1,126 @@
+"""The algorithms beyond the seed's six: refusals naming the first release, and the options."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mlcc.config import stack
+from mlcc.serving.engines import Engine, release
+from mlcc.serving.speculative import SpeculativeSpec, check, speculative_env
+
+VLLM_NEW = release(Engine.VLLM, "0.34.0")
+
+
+def test_suffix_on_vllm_0_27_1_is_refused_naming_arctic_and_0_34_0() -> None:
+    errors = check(SpeculativeSpec("suffix"), Engine.VLLM, release(Engine.VLLM, "0.27.1")).errors
+    assert [e.key for e in errors] == ["hp:speculativeAlgorithm"]
+    assert "Arctic Inference" in errors[0].message
+    assert "set hp:engineVersion to 0.34.0 or newer" in errors[0].message
+
+
+NOT_YET = [("dflash", "0.5.8", "0.5.12"), ("dspark", "0.5.12", "0.5.17")]
+
+
+@pytest.mark.parametrize(("algorithm", "version", "first"), NOT_YET)
+def test_an_sglang_release_without_the_method_names_the_first_that_has_it(
+    algorithm: str, version: str, first: str
+) -> None:
+    spec = SpeculativeSpec(algorithm, "org/draft")
+    errors = check(spec, Engine.SGLANG, release(Engine.SGLANG, version)).errors
+    assert [e.key for e in errors] == ["hp:speculativeAlgorithm"]
+    assert f"sglang {version} does not accept" in errors[0].message
+    assert f"set hp:engineVersion to {first} or newer" in errors[0].message
+
+
+@pytest.mark.parametrize("algorithm", ["suffix", "ngram-gpu"])
+def test_vllm_only_methods_on_sglang_are_refused_naming_hp_engine(algorithm: str) -> None:
+    errors = check(SpeculativeSpec(algorithm), Engine.SGLANG, release(Engine.SGLANG)).errors
+    assert [e.key for e in errors] == ["hp:speculativeAlgorithm"]
+    assert "set hp:engine to vllm" in errors[0].message
+
+
+def test_suffix_options_reach_vllm_0_34_0_and_sglang_gets_nothing() -> None:
+    spec = SpeculativeSpec(
+        "suffix", num_tokens=8, options=(("suffixMaxTreeDepth", 32), ("suffixCorpusTokens", 0))
+    )
+    assert check(spec, Engine.VLLM, VLLM_NEW).errors == ()
+    env = speculative_env(spec, {Engine.VLLM: VLLM_NEW})
+    assert json.loads(env["SM_VLLM_SPECULATIVE_CONFIG"]) == {
+        "method": "suffix",
+        "num_speculative_tokens": 8,
+        "suffix_decoding_max_tree_depth": 32,
+        "suffix_decoding_corpus_tokens": 0,
+    }
+    assert not any(k.startswith("SM_SGLANG_") for k in env)
+
+
+def test_dspark_renders_the_block_for_sglang_and_the_method_for_vllm() -> None:
+    env = speculative_env(SpeculativeSpec("dspark", "org/dspark", 7))
+    assert json.loads(env["SM_VLLM_SPECULATIVE_CONFIG"]) == {
+        "method": "dspark",
+        "model": "org/dspark",
+        "num_speculative_tokens": 7,
+    }
+    assert env["SM_SGLANG_SPECULATIVE_ALGORITHM"] == "DSPARK"
+    assert env["SM_SGLANG_SPECULATIVE_DSPARK_BLOCK_SIZE"] == "7"
+    assert env["SM_SGLANG_SPECULATIVE_NUM_DRAFT_TOKENS"] == "8"
+    assert env["SM_SGLANG_SPECULATIVE_NUM_STEPS"] == "1"
+
+
+def _problems(values: dict[str, str]) -> list[str]:
+    base = {"hp:model": "meta-llama/Llama-3.1-8B-Instruct", "hp:engine": "vllm"}
+    with pytest.raises(stack.ConfigError) as raised:
+        stack.parse({**base, **values}, stack="dev")
+    return [str(p) for p in raised.value.problems]
+
+
+def test_option_bounds_are_refused_naming_the_option_key() -> None:
+    problems = _problems(
+        {
+            "hp:speculativeAlgorithm": "ngram-gpu",
+            "hp:speculativeOptions": '{"promptLookupMin": 4, "promptLookupMax": 2, "bogus": 1}',
+        }
+    )
+    assert any(p.startswith("hp:speculativeOptions.bogus: unknown option") for p in problems)
+    assert any(
+        p.startswith("hp:speculativeOptions.promptLookupMin: must be <= promptLookupMax")
+        for p in problems
+    )
+
+
+def test_an_option_the_release_lacks_is_refused_naming_the_release() -> None:
+    problems = _problems(
+        {
+            "hp:speculativeAlgorithm": "suffix",
+            "hp:engineVersion": "0.27.1",
+            "hp:speculativeOptions": '{"suffixCorpusTokens": 5}',
+        }
+    )
+    assert any(
+        p.startswith("hp:speculativeOptions.suffixCorpusTokens: vLLM 0.27.1 has no")
+        and "0.34.0" in p
+        for p in problems
+    )
+
+
+def test_an_endpoint_entry_sets_its_own_options_and_problems_name_the_entry() -> None:
+    problems = _problems(
+        {
+            "hp:endpoints": json.dumps(
+                [
+                    {"name": "a", "speculativeAlgorithm": "ngram"},
+                    {
+                        "name": "b",
+                        "speculativeAlgorithm": "ngram",
+                        "speculativeOptions": {"promptLookupMax": 0},
+                    },
+                ]
+            )
+        }
+    )
+    assert any(
+        p.startswith("hp:endpoints[1].speculativeOptions.promptLookupMax: ") for p in problems
+    )
+    assert not any(p.startswith("hp:endpoints[0]") for p in problems)
