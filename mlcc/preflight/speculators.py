@@ -194,24 +194,19 @@ def _token_problems(draft: SpeculatorsDraft, stack: Stack) -> list[tuple[str, st
     if trained is None or trained == stack.num_tokens:
         return []
     said = f"its speculators_config proposes {trained} tokens a step"
-    if not stack.num_tokens_set:
-        return [
-            (
-                "speculativeNumTokens",
-                f"is not set, so {stack.num_tokens} tokens a step would be drafted, and the "
-                f"draft's config says otherwise ({said}); set hp:speculativeNumTokens to "
-                f"{trained} (or to another count on purpose)",
-                True,
-            )
-        ]
-    # The count is the stack's to choose: a draft in --speculative-config drafts that JSON's
-    # num_speculative_tokens (vllm/config/speculative.py), and the speculators repository's
-    # "Serve in vLLM" tutorial gives that long form "to change the num_speculative_tokens".
+    shown = (
+        f"is {stack.num_tokens}"
+        if stack.num_tokens_set
+        else (f"is not set, so {stack.num_tokens} tokens a step would be drafted")
+    )
+    # A stack that contradicts the draft's own config is refused, naming both: vLLM would
+    # draft the stack's count (a draft in --speculative-config drafts that JSON's
+    # num_speculative_tokens, vllm/config/speculative.py), not the one the head was built for.
     return [
         (
             "speculativeNumTokens",
-            f"is {stack.num_tokens}, and the draft's config says {trained} ({said}); vLLM "
-            "drafts the stack's count",
-            False,
+            f"{shown}, and the draft's config says {trained} ({said}); set "
+            f"hp:speculativeNumTokens to {trained}",
+            True,
         )
     ]

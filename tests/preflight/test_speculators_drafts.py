@@ -79,17 +79,16 @@ def test_an_unset_token_count_that_contradicts_the_draft_is_refused_naming_both(
     errors, _, _ = checked("eagle3")
     assert errors == [
         "hp:speculativeNumTokens: is not set, so 5 tokens a step would be drafted, and the "
-        "draft's config says otherwise (its speculators_config proposes 3 tokens a step); set "
-        "hp:speculativeNumTokens to 3 (or to another count on purpose)"
+        "draft's config says 3 (its speculators_config proposes 3 tokens a step); set "
+        "hp:speculativeNumTokens to 3"
     ]
 
 
-def test_a_count_set_on_purpose_is_the_stacks_and_warns(hub: FakeHub) -> None:
-    errors, warnings, _ = checked("eagle3", speculativeNumTokens="4")
-    assert errors == []
-    assert warnings == [
+def test_a_count_that_contradicts_the_draft_is_refused_naming_both(hub: FakeHub) -> None:
+    errors, _, _ = checked("eagle3", speculativeNumTokens="4")
+    assert errors == [
         "hp:speculativeNumTokens: is 4, and the draft's config says 3 (its speculators_config "
-        "proposes 3 tokens a step); vLLM drafts the stack's count"
+        "proposes 3 tokens a step); set hp:speculativeNumTokens to 3"
     ]
 
 
@@ -216,10 +215,12 @@ def test_mlcc_plan_preflight_reads_the_draft(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert plan(tmp_path, monkeypatch, "--preflight") == 0  # the dev stack sets 5 on purpose
+    assert plan(tmp_path, monkeypatch, "--preflight") == 1  # the dev stack sets 5
     err = capsys.readouterr().err
-    assert "warning: hp:speculativeNumTokens: is 5, and the draft's config says 3" in err
+    assert "error: hp:speculativeNumTokens: is 5, and the draft's config says 3" in err
     assert "has no hidden_size" not in err
+    assert plan(tmp_path, monkeypatch, "--preflight", "--set", "hp:speculativeNumTokens=3") == 0
+    capsys.readouterr()
     swap = ("--set", "hp:speculativeAlgorithm=eagle")
     assert plan(tmp_path, monkeypatch, "--preflight", *swap) == 1
     err = capsys.readouterr().err
