@@ -13,10 +13,12 @@ A price not found shows as `not found` and leaves the total unknown, never $0 in
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
+from mlcc.plan.report import MAX_COLUMNS
 from mlcc.preflight.cost import usd
 
 
@@ -53,7 +55,7 @@ def headline_lines(document: Mapping[str, Any] | None) -> list[str]:
     lines.append(f"  total: {_total_text(document)}")
     for line in document.get("lines", []):
         if line.get("per_hour") is None:
-            lines.append(f"  not found: {line.get('item')}: {line.get('not_found')}")
+            lines += _wrapped(f"  not found: {line.get('item')}: {line.get('not_found')}")
     for share in document.get("shares", []):
         part = share.get("per_hour")
         figure = f"{_money(part)}/h" if part is not None else "not known"
@@ -67,8 +69,12 @@ def headline_lines(document: Mapping[str, Any] | None) -> list[str]:
         *document.get("not_priced", []),
         *(f"{item} (not found)" for item in document.get("not_found", [])),
     ]
-    lines.append(f"  not priced: {', '.join(not_priced)}")
-    return lines
+    return [*lines, *_wrapped(f"  not priced: {', '.join(not_priced)}")]
+
+
+def _wrapped(text: str) -> list[str]:
+    """`text` in lines of at most 100 columns, the later ones indented under the first."""
+    return textwrap.wrap(text, MAX_COLUMNS, subsequent_indent="    ", break_long_words=False)
 
 
 def _line_text(line: Mapping[str, Any]) -> str:
