@@ -71,11 +71,15 @@ def rows_from_offer(
 
 
 def merged(table: Mapping[str, Any], rows: Iterable[prices.Price]) -> dict[str, Any]:
-    """The table with `rows` in place of any row of the same (region, item), sorted."""
-    by_key = prices.rows_by_key(table.get("rows", []))
-    by_key.update({(r.region, r.item): r for r in rows})
-    ordered = [by_key[key] for key in sorted(by_key)]
-    return {**table, "rows": [r.as_json() for r in ordered]}
+    """The table with `rows` in place of any row of the same (region, item), sorted; the
+    other rows as they were written."""
+    kept = list(table.get("rows", []))
+    prices.rows_by_key(kept)  # every row kept is still a price
+    by_key: dict[tuple[str, str], Mapping[str, Any]] = {
+        (str(row["region"]), str(row["item"])): row for row in kept
+    }
+    by_key.update({(r.region, r.item): r.as_json() for r in rows})
+    return {**table, "rows": [dict(by_key[key]) for key in sorted(by_key)]}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -215,3 +215,34 @@ def test_a_malformed_budget_is_one_error_naming_the_key(
     assert plan(tmp_path, monkeypatch, "a", "--set", f"hp:budget={given}") == 1
     errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error: ")]
     assert len(errors) == 1 and errors[0].startswith("error: hp:budget: must be ")
+
+
+def test_preflight_says_where_a_live_price_differs_from_the_snapshot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(run, "PARTS", [run.pricing_part])
+    from mlcc.preflight import pricing
+
+    stored = prices.snapshot()[("us-east-1", prices.EKS_CONTROL_PLANE)]
+    live = stored.usd_per_hour + Decimal("0.02")
+    products = [p for p in price_list.catalog() if p["product"]["sku"] != "EKSCLUSTER001"] + [
+        price_list.product(
+            "EKSCLUSTER002",
+            "AmazonEKS",
+            "USE1-AmazonEKS-Hours:perCluster",
+            "us-east-1",
+            str(live),
+            family="Compute",
+        )
+    ]
+    pricing.forget_answers()
+    with account_served(monkeypatch, Account(products=products)):
+        assert plan(tmp_path, monkeypatch, "a", "--preflight") == 0
+    pricing.forget_answers()
+    printed = capsys.readouterr().out.splitlines()
+    assert (
+        f"  price changed: {prices.EKS_CONTROL_PLANE}: the AWS Price List says {money(live)}/h "
+        f"(published {price_list.PUBLISHED[:10]}), the snapshot {money(stored.usd_per_hour)}/h "
+        f"(published {stored.published})"
+    ) in printed
+    assert f"  EKS control plane x 1 @ {money(live)}/h = {money(live)}/h" in printed
