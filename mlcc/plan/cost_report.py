@@ -64,7 +64,7 @@ def headline_lines(document: Mapping[str, Any] | None) -> list[str]:
             f"GPUs of {share.get('instance_type')}, {figure}"
         )
     for difference in document.get("differences", []):
-        lines.append(f"  price changed: {difference}")
+        lines += _wrapped(f"  price changed: {difference}")
     not_priced = [
         *document.get("not_priced", []),
         *(f"{item} (not found)" for item in document.get("not_found", [])),

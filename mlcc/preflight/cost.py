@@ -177,9 +177,8 @@ def costing(
             lines.append(Line(item, answer))
             if stored is not None and stored.usd_per_hour != answer.usd_per_hour:
                 differences.append(
-                    f"{item.item}: the AWS Price List says {usd(answer.usd_per_hour)}/h "
-                    f"(published {answer.published}), the snapshot {usd(stored.usd_per_hour)}/h "
-                    f"(published {stored.published})"
+                    f"{item.item} {usd(stored.usd_per_hour)}/h (snapshot, {stored.published}) "
+                    f"-> {usd(answer.usd_per_hour)}/h (AWS Price List, {answer.published})"
                 )
         elif stored is not None:
             lines.append(Line(item, stored))

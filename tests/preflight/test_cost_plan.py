@@ -240,9 +240,12 @@ def test_preflight_says_where_a_live_price_differs_from_the_snapshot(
         assert plan(tmp_path, monkeypatch, "a", "--preflight") == 0
     pricing.forget_answers()
     printed = capsys.readouterr().out.splitlines()
+    start = next(i for i, line in enumerate(printed) if line.startswith("cost in "))
+    block = printed[start : printed.index("", start)]
+    assert all(len(line) <= 100 for line in block)
+    said = " ".join(line.strip() for line in printed)
     assert (
-        f"  price changed: {prices.EKS_CONTROL_PLANE}: the AWS Price List says {money(live)}/h "
-        f"(published {price_list.PUBLISHED[:10]}), the snapshot {money(stored.usd_per_hour)}/h "
-        f"(published {stored.published})"
-    ) in printed
+        f"price changed: {prices.EKS_CONTROL_PLANE} {money(stored.usd_per_hour)}/h (snapshot, "
+        f"{stored.published}) -> {money(live)}/h (AWS Price List, {price_list.PUBLISHED[:10]})"
+    ) in said
     assert f"  EKS control plane x 1 @ {money(live)}/h = {money(live)}/h" in printed
