@@ -52,11 +52,14 @@ def headline_lines(document: Mapping[str, Any] | None) -> list[str]:
     lines = [f"cost in {document.get('region')} (prices: {'; '.join(sources) or 'none'}):"]
     for line in document.get("lines", []):
         lines.append(f"  {_line_text(line)}")
-    lines.append(f"  total: {_total_text(document)}")
+    if not document.get("lines"):  # existing-cluster mode: the nodes are the cluster's
+        lines.append("  total: $0.00/h: nothing this stack creates is billed by the hour")
+    else:
+        lines.append(f"  total: {_total_text(document)}")
     for line in document.get("lines", []):
         if line.get("per_hour") is None:
             lines += _wrapped(f"  not found: {line.get('item')}: {line.get('not_found')}")
-    for share in document.get("shares", []):
+    for share in [s for s in document.get("shares", []) if s.get("of_gpus")]:
         part = share.get("per_hour")
         figure = f"{_money(part)}/h" if part is not None else "not known"
         lines.append(
