@@ -165,7 +165,9 @@ def costing(
     snapshot: Mapping[tuple[str, str], Price],
     preflight_ran: bool = False,
 ) -> Costing:
-    """Every billed thing at its price: the AWS Price List's, else the snapshot's."""
+    """Every billed thing at its price: the AWS Price List's; the snapshot's where the Price
+    List was not read (plain `mlcc plan`, or a lookup that did not answer). Where it answered
+    that zero or several products match, the price is not found."""
     region = config.region
     found = {p.item: p for p in live if p.region == region}
     items, unpriced = billed(config)
@@ -180,9 +182,9 @@ def costing(
                     f"{item.item} {usd(stored.usd_per_hour)}/h (snapshot, {stored.published}) "
                     f"-> {usd(answer.usd_per_hour)}/h (AWS Price List, {answer.published})"
                 )
-        elif stored is not None:
+        elif stored is not None and answer is None:  # the Price List was not read
             lines.append(Line(item, stored))
-        else:
+        else:  # the Price List answered: no one product is the price, whatever the snapshot
             lines.append(Line(item, None, _reason(answer, region, preflight_ran)))
     return Costing(
         region,

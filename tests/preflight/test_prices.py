@@ -185,3 +185,21 @@ def test_the_snapshot_script_builds_rows_from_an_offer_file_excerpt(tmp_path: Pa
     assert (
         "no row: AmazonSageMaker: 2 AWS Price List products match ml.p5.48xlarge" in result.stderr
     )
+
+
+def test_where_the_price_list_answers_no_one_product_the_snapshot_is_not_used(
+    dev_config: StackConfig,
+) -> None:
+    from mlcc.preflight import cost
+
+    table = prices.snapshot()
+    assert ("us-east-1", prices.EKS_CONTROL_PLANE) in table
+    missing = prices.Missing(prices.EKS_CONTROL_PLANE, "us-east-1", "2 products match")
+    answered = cost.costing(dev_config, [missing], table, preflight_ran=True)
+    (eks,) = [line for line in answered.lines if line.billed.item == prices.EKS_CONTROL_PLANE]
+    assert eks.price is None and eks.reason == "2 products match"
+    assert answered.total_per_hour is None
+    # not read at all (no answer): the snapshot's row prices it
+    unread = cost.costing(dev_config, [], table, preflight_ran=True)
+    (eks,) = [line for line in unread.lines if line.billed.item == prices.EKS_CONTROL_PLANE]
+    assert eks.price == table[("us-east-1", prices.EKS_CONTROL_PLANE)]
