@@ -20,9 +20,10 @@ class Budget:
     amount: Decimal
     period: str  # "hour" or "month"
 
-    @property
-    def per_hour(self) -> Decimal:
-        return self.amount / PERIODS[self.period]
+    def allows(self, per_hour: Decimal) -> bool:
+        """Whether an hourly total is within the budget, compared in the budget's own period
+        (exactly: a month's total is the hourly total times 730)."""
+        return per_hour * PERIODS[self.period] <= self.amount
 
     def __str__(self) -> str:
         return f"${self.amount}/{self.period}"

@@ -36,7 +36,7 @@ def budget_outcome(costing: cost.Costing, budget: Budget | None) -> Outcome:
         missing = ", ".join(line.billed.item for line in costing.not_found)
         why = f"the price of {missing} was not found"
         return Outcome(unchecked=(Unchecked(KEY, f"the budget {budget}", why),))
-    if total <= budget.per_hour:
+    if budget.allows(total):
         return Outcome()
     return Outcome(errors=(Problem(KEY, over_budget_message(costing, budget, total)),))
 
