@@ -11,11 +11,14 @@ from mlcc.components.recommendation_job import recommendation_job, speculative_f
 from mlcc.config import stack as config
 from mlcc.deploy.waiter import WaitSettings
 from mlcc.manifest import workload
+from mlcc.preflight.budget import check_budget
 from mlcc.preflight.run import check_before_deploy
 
 stack_config = config.from_pulumi().config
 # The models (and the account) say yes before anything is created (docs/preflight.md).
 check_before_deploy(stack_config)
+# What it costs, and hp:budget's refusal when over it (docs/cost.md).
+check_budget(stack_config)
 platform = deployment.build(stack_config)
 k8s = pulumi.ResourceOptions(providers=[platform.k8s_provider])
 namespace = EndpointNamespace(

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mlcc.bench.cost import lines as cost_lines
 from mlcc.bench.stats import LATENCY_KEYS
 from mlcc.engine_contract.values import printable
 from mlcc.userfiles import (
@@ -228,6 +229,9 @@ def write_plot(out_dir: Path, run: Mapping[str, Any], baseline: Mapping[str, Any
         axis.set_ylabel("fraction of requests")
         axis.grid(alpha=0.3)
         axis.legend()
+    cost = cost_lines(run.get("cost") if isinstance(run.get("cost"), Mapping) else None)
+    if cost:  # $ per 1M output tokens and the saving (mlcc.bench.cost), over the two panels
+        figure_.suptitle("\n".join(line.strip() for line in cost), fontsize=9)
     figure_.tight_layout()
     path = out_dir / "latency.png"
     figure_.savefig(path, dpi=120)

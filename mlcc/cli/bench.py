@@ -11,13 +11,16 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from mlcc.bench import access, inputs, prompts, report, runner, stats, transport
+from mlcc.bench import cost as bench_money
 from mlcc.bench.prometheus import Sample
 from mlcc.bench.speculative import speculative_figures
+from mlcc.cli import bench_cost
 from mlcc.engine_contract.values import printable
 from mlcc.userfiles import UserFileError
 
@@ -79,6 +82,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--label", help="name of this run (default: speculative/no-speculation)")
     parser.add_argument("--baseline", type=Path, metavar="OTHER/bench.json")
+    bench_cost.add_arguments(parser)
     parser.add_argument("--plot", action="store_true", help="also write DIR/latency.png")
     parser.add_argument(
         "--insecure", action="store_true", help="accept a self-signed HTTPS certificate"
@@ -112,6 +116,7 @@ class Plan:
     metrics_urls: list[str]
     prompts: list[prompts.Prompt]
     baseline: dict[str, Any] | None
+    price: tuple[Decimal | None, str] = (None, "no price")  # USD per hour, its source
 
 
 def run(args: argparse.Namespace) -> int:
@@ -158,7 +163,11 @@ def _plan(args: argparse.Namespace) -> Plan:
         target_http = transport.HttpTarget(url, numbers.timeout_s, verify_tls=not args.insecure)
         sender, target = _http_sender(target_http, url, model, stack), url
         metrics = args.metrics_url or [url.rstrip("/") + "/metrics"]
-    return Plan(numbers, sender, target, model, engine, metrics, chosen, baseline)
+    try:
+        price = bench_cost.hourly_price(args, stack.name if stack else None)
+    except bench_cost.PriceError as error:
+        raise UsageError(str(error)) from None
+    return Plan(numbers, sender, target, model, engine, metrics, chosen, baseline, price)
 
 
 def _numbers(args: argparse.Namespace) -> Numbers:
@@ -299,6 +308,7 @@ def _summary(
     summary = stats.summarize(settings, outcome.results, outcome.wall_s, figures, interrupted)
     if plan.baseline is not None:
         summary["speedup"] = stats.speedup(summary, plan.baseline)
+    summary["cost"] = bench_money.figures(*plan.price, summary, plan.baseline)
     return summary
 
 
@@ -339,6 +349,7 @@ def _write_and_print(
     lines = report.summary_lines(summary)
     if baseline is not None:
         lines += report.comparison_lines(summary, baseline)
+    lines += bench_money.lines(summary.get("cost"))
     lines.append(f"wrote {path}" + (f" and {plot_path}" if plot_path else ""))
     print("\n".join(printable(line) for line in lines))
     return path

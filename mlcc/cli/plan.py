@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 from mlcc.cli import plan_out
 from mlcc.cli.plan_out import DEFAULT_OUT, PLAN_FILE
 from mlcc.engine_contract.values import printable as _printable
+from mlcc.plan import cost_report, graph
 from mlcc.plan import diff as plan_diff
-from mlcc.plan import graph
 from mlcc.plan import report as plan_report
 from mlcc.plan.report import CR_TYPE, PlannedResource
 from mlcc.userfiles import UserFileError
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         overrides = stackfiles.parse_overrides(args.overrides)
         plan_out.check_out_dir(args.out)
-        baseline = plan_out.load_baseline(args.diff) if args.diff else None
+        baseline_plan = plan_out.load_baseline_plan(args.diff) if args.diff else None
         project = stackfiles.load_project(project_dir)
         stack_config = stackfiles.load_stack(project_dir, args.stack)
         values = stackfiles.resolve(project, stack_config, stack=args.stack, overrides=overrides)
@@ -129,12 +129,15 @@ def run(args: argparse.Namespace) -> int:
     resources = plan_report.tree_order(registered)
     outputs = _portable(dict(sorted(program_outputs.items())), project_dir)
     resources = [_portable_resource(r, project_dir) for r in resources]
+    cost = _cost()
     try:
-        plan_out.write_plan(args.out, resources, outputs, _asset_json)
+        plan_out.write_plan(args.out, resources, outputs, _asset_json, cost)
     except UserFileError as error:
         return _usage_error(str(error))
     try:
-        _print_report(args.stack, values.values, resources, outputs, baseline, args.diff)
+        _print_report(
+            args.stack, values.values, resources, outputs, (baseline_plan, cost), args.diff
+        )
         print()
         _print(f"wrote {args.out / PLAN_FILE} and {args.out / plan_out.MANIFESTS}/")
         sys.stdout.flush()
@@ -234,14 +237,18 @@ def _print_report(
     values: Mapping[str, str],
     resources: list[PlannedResource],
     outputs: dict[str, Any],
-    baseline: list[dict[str, Any]] | None,
+    plans: tuple[dict[str, Any] | None, dict[str, Any] | None],
     diff_dir: Path | None,
 ) -> None:
+    baseline_plan, cost = plans
+    baseline = baseline_plan["resources"] if baseline_plan is not None else None
     for line in plan_report.headline(
         stack, values, resources, speculative_flags, _preflight_lines()
     ):
         _print(line)
-    if baseline is None:
+    for line in cost_report.headline_lines(cost):
+        _print(line)
+    if baseline_plan is None or baseline is None:
         print()
         _print(f"resources ({len(resources)}):")
         for line in plan_report.tree_lines(resources):
@@ -249,6 +256,7 @@ def _print_report(
     else:
         changes = plan_diff.diff(baseline, [r.as_json() for r in resources])
         print()
+        _print(cost_report.diff_line(baseline_plan.get(plan_out.COST_KEY), cost))
         _print(f"changes against {diff_dir}: {plan_diff.summary(changes)}")
         if graph.unrecorded(baseline):
             where = f"the {PLAN_FILE} of --diff {diff_dir}"
@@ -261,6 +269,13 @@ def _print_report(
         _print("outputs:")
         for line in plan_report.output_lines(outputs):
             _print(line)
+
+
+def _cost() -> dict[str, Any] | None:
+    """What the program's run priced (mlcc.preflight.budget), as plan.json records it."""
+    from mlcc.preflight.run import PROGRAM
+
+    return PROGRAM.costing.as_json() if PROGRAM.costing is not None else None
 
 
 def _preflight_lines() -> dict[str, tuple[str, ...]]:

@@ -37,6 +37,7 @@ DEFAULT_OUT = Path("build/plan")
 PLAN_FILE = "plan.json"
 MANIFESTS = "manifests"
 OWNED_KEY = "manifests"  # plan.json's list of the manifest files that run wrote
+COST_KEY = "cost"  # what the stack costs per hour (mlcc.preflight.cost, docs/cost.md)
 # A name mlcc gives a manifest: `NN-kind-name.yaml`, one plain file name (never a path).
 _MANIFEST_NAME = re.compile(r"^[0-9]{2,}-[^/\\\0]+\.yaml$")
 
@@ -86,14 +87,19 @@ def load_plan(path: Path, label: str) -> dict[str, Any]:
 
 def load_baseline(directory: Path) -> list[dict[str, Any]]:
     """`--diff DIR`: the resources of DIR/plan.json (or of the plan.json file DIR names)."""
+    resources: list[dict[str, Any]] = load_baseline_plan(directory)["resources"]
+    return resources
+
+
+def load_baseline_plan(directory: Path) -> dict[str, Any]:
+    """`--diff DIR`: the whole of DIR/plan.json (or of the plan.json file DIR names)."""
     path = directory / PLAN_FILE if file_kind(directory, "--diff") == FOLDER else directory
     if file_kind(path, "--diff") is None:
         raise UserFileError(
             f"--diff {shown_path(directory)}: no {PLAN_FILE} there; write one first with "
             f"`mlcc plan --out {shown_path(directory)}`"
         )
-    resources: list[dict[str, Any]] = load_plan(path, "--diff")["resources"]
-    return resources
+    return load_plan(path, "--diff")
 
 
 def owned_manifests(out: Path) -> set[str]:
@@ -142,6 +148,7 @@ def write_plan(
     resources: list[PlannedResource],
     outputs: dict[str, Any],
     asset_json: Callable[[Any], Any],
+    cost: dict[str, Any] | None = None,
 ) -> None:
     """Write the manifests and plan.json; remove only the manifests the last run wrote that this
     one does not. Nothing is written when a file not written by mlcc is in the way."""
@@ -163,6 +170,7 @@ def write_plan(
         "resources": [r.as_json() for r in resources],
         "outputs": outputs,
         OWNED_KEY: [m.name for m in files],
+        **({COST_KEY: cost} if cost is not None else {}),
     }
     text = json.dumps(plan, indent=2, ensure_ascii=False, default=asset_json) + "\n"
     write_file(out / PLAN_FILE, text, "--out")

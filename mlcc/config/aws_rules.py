@@ -122,6 +122,16 @@ def known_regions() -> frozenset[str]:
 
 
 @cache
+def endpoint_regions(endpoint_prefix: str, region: str) -> tuple[str, ...]:
+    """The regions botocore's endpoints.json lists for `endpoint_prefix` (e.g. `api.pricing`,
+    the Price List API) in `region`'s partition, in botocore's order."""
+    with _no_gc_pauses():
+        resolver = botocore.regions.EndpointResolver(_loader().load_data("endpoints"))
+    partition = resolver.get_partition_for_region(region)
+    return tuple(resolver.get_available_endpoints(endpoint_prefix, partition))
+
+
+@cache
 def hyperpod_instance_types() -> frozenset[str]:
     """The instance types a HyperPod cluster takes: the SageMaker model's ClusterInstanceType."""
     shape = _service_model("sagemaker").shape_for("ClusterInstanceType")

@@ -304,6 +304,14 @@ _STACK_KEYS: tuple[Key, ...] = (
         "(docs/preflight.md): auto (a source that cannot be reached is a warning), strict "
         "(an error), off. mlcc plan runs them only with --preflight.",
     ),
+    Key(
+        "budget",
+        "string",
+        "",
+        "The most the stack may cost: <USD>/hour or <USD>/month (730 h), e.g. 40/hour. A plan "
+        "over it is refused at preview, naming the total and the largest parts (docs/cost.md). "
+        "Empty = no budget.",
+    ),
 )
 _OPERATOR_KEYS = tuple(
     Key(name, cli_type, default, description, Scope.ENDPOINT if per_endpoint else Scope.STACK)

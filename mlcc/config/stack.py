@@ -15,6 +15,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 
 from mlcc.config import aws_rules, capacity, cuda_fit, infrastructure, scaling
+from mlcc.config.budget import Budget, parse_budget
 from mlcc.config.deploy_wait import DeployWait, parse_deploy_wait
 from mlcc.config.endpoints import (
     EndpointConfig,
@@ -71,6 +72,7 @@ class StackConfig:
     deploy_wait: DeployWait = field(default_factory=DeployWait)
     preflight: str = "auto"  # hp:preflight: auto, strict or off (mlcc.preflight.outcome.Mode)
     aws_profile: str = ""  # aws:profile; "" lets boto3 take the environment's credentials
+    budget: Budget | None = None  # hp:budget (mlcc/config/budget.py)
 
     @property
     def primary(self) -> EndpointConfig:
@@ -131,6 +133,7 @@ def parse(
         infrastructure=infra,
         preflight=_preflight(reader),
         aws_profile=reader.values.get(PROFILE_KEY, "").strip(),
+        budget=_budget(reader),
     )
     _warn_unused_stack_keys(reader, config)
     errors = reader.problems.unique_errors()
@@ -280,6 +283,17 @@ def _image(reader: Reader) -> str | None:
 
 
 PREFLIGHT_MODES = ("auto", "strict", "off")
+
+
+def _budget(reader: Reader) -> Budget | None:
+    text = reader.string("budget")
+    if not text.strip():
+        return None
+    budget = parse_budget(text)
+    if isinstance(budget, str):
+        reader.fail("budget", budget)
+        return None
+    return budget
 
 
 def _preflight(reader: Reader) -> str:

@@ -374,7 +374,7 @@ def run(
     """
     from mlcc.preflight.run import PROGRAM
 
-    PROGRAM.enabled, PROGRAM.outcome = preflight, None
+    PROGRAM.enabled, PROGRAM.outcome, PROGRAM.costing = preflight, None, None
     mocks = RecordingMocks()
     pulumi.runtime.set_all_config(dict(config), secret_keys or [])
     pulumi.runtime.set_mocks(

@@ -38,6 +38,7 @@ IAM_ACTIONS = (
     "sagemaker:DescribeCluster",
     "sagemaker:ListClusterNodes",
     "ec2:DescribeInstanceTypes",
+    "pricing:GetProducts",  # the pricing part (mlcc.preflight.pricing)
 )
 
 

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 
+from mlcc.preflight.prices import Missing, Price
 from mlcc.serving.speculative import Problem
 
 
@@ -39,6 +40,7 @@ class Outcome:
     unchecked: tuple[Unchecked, ...] = ()
     lines: dict[str, tuple[str, ...]] = field(default_factory=dict)
     read: frozenset[str] = frozenset()  # keys whose model's config.json was read, e.g. hp:model
+    prices: tuple[Price | Missing, ...] = ()  # the AWS Price List's (mlcc.preflight.pricing)
 
 
 def combine(outcomes: Iterable[Outcome]) -> Outcome:
@@ -47,6 +49,7 @@ def combine(outcomes: Iterable[Outcome]) -> Outcome:
     unchecked: list[Unchecked] = []
     lines: dict[str, tuple[str, ...]] = {}
     read: set[str] = set()
+    found: list[Price | Missing] = []
     for outcome in outcomes:
         errors += outcome.errors
         warnings += outcome.warnings
@@ -54,7 +57,10 @@ def combine(outcomes: Iterable[Outcome]) -> Outcome:
         for name, more in outcome.lines.items():
             lines[name] = lines.get(name, ()) + more
         read |= outcome.read
-    return Outcome(tuple(errors), tuple(warnings), tuple(unchecked), lines, frozenset(read))
+        found += outcome.prices
+    return Outcome(
+        tuple(errors), tuple(warnings), tuple(unchecked), lines, frozenset(read), tuple(found)
+    )
 
 
 def settle(outcome: Outcome, mode: Mode) -> tuple[list[Problem], list[Problem]]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from mlcc.config.stack import StackConfig
 from mlcc.preflight.account_facts import GpuMemory
+from mlcc.preflight.cost import Costing
 from mlcc.preflight.gpus import GpuSpec, gpu_spec
 from mlcc.preflight.outcome import Mode, Outcome, Unchecked, combine, settle
 from mlcc.serving.speculative import Problem
@@ -49,7 +50,14 @@ def measured_spec(spec: GpuSpec | None, measured: object) -> GpuSpec | None:
     return replace(spec, memory_mib=measured.mib_per_gpu)
 
 
-PARTS: list[Part] = [models_part, account_part]
+def pricing_part(config: StackConfig, deadline_seconds: float) -> Outcome:
+    """The prices of what the stack bills (mlcc.preflight.pricing), imported when preflight runs."""
+    from mlcc.preflight.pricing import pricing_part as prices
+
+    return prices(config, deadline_seconds)
+
+
+PARTS: list[Part] = [models_part, account_part, pricing_part]
 
 
 @dataclass
@@ -59,6 +67,7 @@ class ProgramSwitch:
 
     enabled: bool = True
     outcome: Outcome | None = None
+    costing: Costing | None = None  # what the stack costs (mlcc.preflight.budget)
 
 
 PROGRAM = ProgramSwitch()

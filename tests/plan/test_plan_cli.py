@@ -479,8 +479,8 @@ def test_every_example_stack_plans_offline(
     # Outputs: those of the golden file (an earlier in-process run's exports can linger).
     document = json.loads(planned)
     golden = json.loads((Path(__file__).parent / "golden" / f"{stack}.plan.json").read_text())
-    # plus the manifests --out owns (written since the golden file)
-    assert set(document) == {"resources", "outputs", "manifests"}
+    # plus the manifests --out owns and the cost (both written since the golden file)
+    assert set(document) == {"resources", "outputs", "manifests", "cost"}
     assert set(golden) == {"resources", "outputs"}
     assert _content_hashes_masked(document["resources"]) == _content_hashes_masked(
         golden["resources"]

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import price_list
 import pytest
 from botocore.retries.standard import ExponentialBackoff
 from local_aws import MODELS, LocalAWS, Reply, error, local_aws
@@ -101,6 +102,7 @@ class Account:
     hyperpods: dict[str, HyperPod] = field(default_factory=dict)  # by name and by ARN
     eks_versions: dict[str, str] = field(default_factory=dict)  # EKS cluster -> version
     addons: dict[str, Addon] = field(default_factory=dict)  # EKS cluster -> inference add-on
+    products: list[dict[str, Any]] = field(default_factory=price_list.catalog)  # the Price List
 
     def add_hyperpod(self, cluster: HyperPod, eks_version: str = "1.33") -> None:
         self.hyperpods[cluster.name] = self.hyperpods[cluster.arn] = cluster
@@ -209,6 +211,7 @@ def serve(fake: LocalAWS, account: Account) -> None:
     fake.on("DescribeCluster", lambda r: _eks(account, r), service="eks")
     fake.on("ListAddons", lambda r: _addon_list(account, r), service="eks")
     fake.on("DescribeAddon", lambda r: _addon(account, r), service="eks")
+    price_list.serve(fake, account.products)
 
 
 def _addon_versions(account: Account, request: dict[str, Any]) -> Reply:

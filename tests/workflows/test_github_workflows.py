@@ -455,3 +455,62 @@ def test_the_first_make_says_what_it_installs_and_how_long_it_takes(tmp_path: Pa
     assert "minutes" in lines[1] + lines[2]
     creates = next(i for i, line in enumerate(lines) if "-m venv" in line)
     assert creates > 2 and lines[-1] == f"{venv}/bin/mlcc plan --stack dev"
+
+
+def test_the_preview_posts_the_cost_change_of_the_plan_diff(tmp_path: Path) -> None:
+    """After the preview (failed or not): the base branch's plan, this branch's --diff against
+    it, and the cost lines posted on the pull request (docs/cost.md)."""
+    job = load_workflow(PREVIEW)["jobs"]["preview"]
+    names = [s.get("name", "") for s in job["steps"]]
+    post = job["steps"][names.index("Post the cost change")]
+    base = job["steps"][names.index("Check out the base branch for the cost change")]
+    assert names.index(base["name"]) > job["steps"].index(pulumi_command_step(job))
+    assert base["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
+    assert post["if"] == base["if"] == "${{ !cancelled() }}"
+    (tmp_path / "base").mkdir()
+    (tmp_path / ".venv" / "bin").mkdir(parents=True)
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    calls = tmp_path / "calls"
+    head_plan = "\n".join(
+        [
+            "stack dev: create mode",
+            "cost in us-east-1 (prices: AWS Price List API, published 2026-11-01):",
+            "  total: $14.325/h, $10457.25/month (730 h)",
+            "",
+            "cost: +$7.09/h ($7.235/h -> $14.325/h), +98%",
+            "changes against base: 1 to change",
+        ]
+    )
+    mlcc = f'echo "mlcc $* (in ${{PWD##*/}})" >> "{calls}"\n'
+    mlcc += 'case "$*" in *--diff*) printf "%s\\n" "$HEAD_PLAN";; esac\n'
+    gh = f'echo "gh $*" >> "{calls}"\ncat "$5" > "{tmp_path / "comment"}"\n'
+    for tool, body in [(tmp_path / ".venv" / "bin" / "mlcc", mlcc), (fake_bin / "gh", gh)]:
+        tool.write_text(f"#!/usr/bin/env bash\n{body}", encoding="utf-8")
+        tool.chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake_bin}{os.pathsep}{os.environ['PATH']}"}
+    env |= {"STACK_FILE": "dev", "PR": "7", "RUNNER_TEMP": str(tmp_path), "HEAD_PLAN": head_plan}
+    result = subprocess.run(
+        ["bash", "-eo", "pipefail", "-c", post["run"]],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert calls.read_text(encoding="utf-8").splitlines() == [
+        f"mlcc plan --stack dev --preflight --out {tmp_path}/plan-base (in base)",
+        f"mlcc plan --stack dev --preflight --out {tmp_path}/plan-head --diff {tmp_path}/plan-base"
+        f" (in {tmp_path.name})",
+        f"gh pr comment 7 --body-file {tmp_path}/cost-comment.md",
+    ]
+    assert (tmp_path / "comment").read_text(encoding="utf-8").splitlines() == [
+        "### What it costs: stack `dev`",
+        "```",
+        "cost: +$7.09/h ($7.235/h -> $14.325/h), +98%",
+        "cost in us-east-1 (prices: AWS Price List API, published 2026-11-01):",
+        "  total: $14.325/h, $10457.25/month (730 h)",
+        "",
+        "```",
+    ]

@@ -1,0 +1,120 @@
+"""The plan's cost lines and the cost change of `--diff`, from plan.json's `cost` (docs/cost.md).
+
+Pure, over the JSON form mlcc.preflight.cost writes (figures as decimal text, exact), so a plan
+and the plan.json it is compared with are read the same way. Lines:
+
+    cost (prices: snapshot, published 2024-04-01 to 2026-12-06):
+      ml.g5.12xlarge x 2 @ $7.09/h = $14.18/h (group workers)
+      EKS control plane x 1 @ $0.10/h = $0.10/h
+      total: $14.325/h, $10457.25/month (730 h)
+
+A price not found shows as `not found` and leaves the total unknown, never $0 in it.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Mapping
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Any
+
+from mlcc.plan.report import MAX_COLUMNS
+from mlcc.preflight.cost import usd
+
+
+def _amount(text: Any) -> Decimal | None:
+    if not isinstance(text, str):
+        return None
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        return None
+
+
+def _money(text: Any) -> str:
+    amount = _amount(text)
+    return "?" if amount is None else usd(amount)
+
+
+def headline_lines(document: Mapping[str, Any] | None) -> list[str]:
+    """The headline's cost lines; none when the plan has no cost."""
+    if not document:
+        return []
+    sources = [
+        f"{s.get('source')}, published "
+        + (
+            s.get("published_from")
+            if s.get("published_from") == s.get("published_to")
+            else f"{s.get('published_from')} to {s.get('published_to')}"
+        )
+        for s in document.get("sources", [])
+    ]
+    lines = [f"cost in {document.get('region')} (prices: {'; '.join(sources) or 'none'}):"]
+    for line in document.get("lines", []):
+        lines.append(f"  {_line_text(line)}")
+    if not document.get("lines"):  # existing-cluster mode: the nodes are the cluster's
+        lines.append("  total: $0.00/h: nothing this stack creates is billed by the hour")
+    else:
+        lines.append(f"  total: {_total_text(document)}")
+    for line in document.get("lines", []):
+        if line.get("per_hour") is None:
+            lines += _wrapped(f"  not found: {line.get('item')}: {line.get('not_found')}")
+    for share in [s for s in document.get("shares", []) if s.get("of_gpus")]:
+        part = share.get("per_hour")
+        figure = f"{_money(part)}/h" if part is not None else "not known"
+        lines.append(
+            f"  endpoint {share.get('endpoint')}: {share.get('gpus')} of {share.get('of_gpus')} "
+            f"GPUs of {share.get('instance_type')}, {figure}"
+        )
+    for difference in document.get("differences", []):
+        lines += _wrapped(f"  price changed: {difference}")
+    not_priced = [
+        *document.get("not_priced", []),
+        *(f"{item} (not found)" for item in document.get("not_found", [])),
+    ]
+    return [*lines, *_wrapped(f"  not priced: {', '.join(not_priced)}")]
+
+
+def _wrapped(text: str) -> list[str]:
+    """`text` in lines of at most 100 columns, the later ones indented under the first."""
+    return textwrap.wrap(text, MAX_COLUMNS, subsequent_indent="    ", break_long_words=False)
+
+
+def _line_text(line: Mapping[str, Any]) -> str:
+    head = f"{line.get('item')} x {line.get('count')}"
+    group = f" (group {line['group']})" if line.get("group") else ""
+    if line.get("per_hour") is None:
+        return f"{head} @ not found{group}"
+    each, total = _money(line.get("usd_per_hour")), _money(line.get("per_hour"))
+    return f"{head} @ {each}/h = {total}/h{group}"
+
+
+def _total_text(document: Mapping[str, Any]) -> str:
+    total, month = document.get("total_per_hour"), document.get("total_per_month")
+    hours = document.get("hours_per_month", "730")
+    if total is not None:
+        return f"{_money(total)}/h, {_money(month)}/month ({hours} h)"
+    missing = ", ".join(document.get("not_found", []))
+    priced = _amount(document.get("priced_per_hour")) or Decimal(0)
+    return f"not known: the price of {missing} not found (the rest: {usd(priced)}/h)"
+
+
+def diff_line(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None) -> str:
+    """`cost: +$X/h ($A/h -> $B/h), +N%`, or why the two plans' costs cannot be compared."""
+    old = _amount((before or {}).get("total_per_hour"))
+    new = _amount((after or {}).get("total_per_hour"))
+    if before is None:
+        return "cost: not compared: the plan.json of --diff records no cost"
+    if old is None or new is None:
+        missing = [
+            *(f"{item} (before)" for item in (before or {}).get("not_found", [])),
+            *(f"{item} (now)" for item in (after or {}).get("not_found", [])),
+        ]
+        return f"cost: not compared: the price of {', '.join(missing) or 'a part'} not found"
+    change = new - old
+    sign = "+" if change >= 0 else "-"
+    line = f"cost: {sign}{usd(abs(change))}/h ({usd(old)}/h -> {usd(new)}/h)"
+    if old == 0:
+        return line
+    percent = (change * 100 / old).quantize(Decimal(1), rounding=ROUND_HALF_UP)
+    return f"{line}, {'+' if percent >= 0 else ''}{percent}%"

@@ -1,0 +1,197 @@
+"""Hourly on-demand prices: which Price List product is which billed thing, and the snapshot.
+
+Pure. One rule per billed thing says which AWS Price List products may be its price
+(docs/cost.md lists the sources of every attribute value used here):
+
+- a HyperPod cluster instance: service `AmazonSageMaker`, usage type `<prefix>-Cluster:ml.<type>`
+  (AWS's own "GPU Cost Allocation from CUR" page of awslabs/ai-on-sagemaker-hyperpod: "HyperPod
+  compute nodes: AmazonSageMaker, `<region>-Cluster:ml.p4d.24xlarge`"). Hosting (`Host:`),
+  training (`Train:`), notebook and the reserved-capacity SKUs (`Cluster:ml.<type>-Reserved`)
+  have other usage types, so the exact match leaves them out; reserved terms are not
+  `terms.OnDemand` and are never read;
+- the EKS control plane: service `AmazonEKS`, usage type `<prefix>-AmazonEKS-Hours:perCluster`
+  (the same page: "EKS control plane: AmazonEKS, `<region>-AmazonEKS-Hours:perCluster`");
+- a NAT gateway: service `AmazonEC2`, product family `NAT Gateway`, usage type
+  `<prefix>-NatGateway-Hours` (infracost's AWS NAT gateway resource queries the same family
+  and usage type; `RegionalNatGateway-Hours` and `NatGateway-Bytes` are other SKUs).
+
+A product counts only in the stack's region (`regionCode`), with exactly one on-demand term
+holding exactly one hourly USD dimension above zero. Zero or several such products: the price
+is not found, never a guess. The `<prefix>` (USE1, EU, ...) is not matched: the region is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from importlib import resources
+from typing import Any
+
+HOURS_PER_MONTH = Decimal(730)
+EKS_CONTROL_PLANE = "EKS control plane"
+NAT_GATEWAY = "NAT gateway"
+SNAPSHOT_FILE = "prices.json"
+API_SOURCE = "AWS Price List API"
+_HOURLY_UNITS = frozenset({"hrs", "hours"})
+
+
+@dataclass(frozen=True)
+class Price:
+    item: str  # an instance type (ml.g5.12xlarge), EKS_CONTROL_PLANE or NAT_GATEWAY
+    region: str
+    usd_per_hour: Decimal
+    published: str  # YYYY-MM-DD
+    source: str  # API_SOURCE, an offer file URL or a page URL
+
+    def as_json(self) -> dict[str, str]:
+        return {
+            "item": self.item,
+            "region": self.region,
+            "usd_per_hour": str(self.usd_per_hour),
+            "published": self.published,
+            "source": self.source,
+        }
+
+
+@dataclass(frozen=True)
+class Missing:
+    """A price the AWS Price List did not give: zero or several matching products."""
+
+    item: str
+    region: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Which products may be `item`'s price: the GetProducts query, then the exact match."""
+
+    item: str
+    region: str
+    service_code: str
+    filters: tuple[tuple[str, str, str], ...]  # (Type, Field, Value) of GetProducts' Filters
+    usage_type: re.Pattern[str]
+    product_family: str = ""  # "" when any
+
+
+def rule(item: str, region: str) -> Rule:
+    in_region = ("TERM_MATCH", "regionCode", region)
+    if item == EKS_CONTROL_PLANE:
+        usage = "AmazonEKS-Hours:perCluster"
+        filters = (in_region, ("CONTAINS", "usagetype", usage))
+        return Rule(item, region, "AmazonEKS", filters, _usage(usage))
+    if item == NAT_GATEWAY:
+        filters = (in_region, ("TERM_MATCH", "productFamily", "NAT Gateway"))
+        return Rule(item, region, "AmazonEC2", filters, _usage("NatGateway-Hours"), "NAT Gateway")
+    usage = f"Cluster:{item}"
+    return Rule(
+        item,
+        region,
+        "AmazonSageMaker",
+        (in_region, ("CONTAINS", "usagetype", usage)),
+        _usage(usage),
+    )
+
+
+def _usage(name: str) -> re.Pattern[str]:
+    """`name`, or `name` after a region prefix (`USE1-`, `EU-`), nothing before or after."""
+    return re.compile(rf"(?:[A-Z]{{2,4}}[0-9]?-)?{re.escape(name)}")
+
+
+def select(found: Rule, price_list: Iterable[str]) -> Price | str:
+    """The one product of `price_list` (GetProducts' JSON strings) that is `found`'s price, or
+    why there is none."""
+    matches: list[Price] = []
+    for text in price_list:
+        product = _json(text)
+        price = _matching_price(found, product) if product is not None else None
+        if price is not None:
+            matches.append(price)
+    if len(matches) == 1:
+        return matches[0]
+    where = f"{found.item} in {found.region}"
+    if not matches:
+        return f"no on-demand hourly product of {where} in the AWS Price List"
+    return f"{len(matches)} AWS Price List products match {where}: not one price"
+
+
+def _json(text: str) -> dict[str, Any] | None:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _matching_price(found: Rule, entry: Mapping[str, Any]) -> Price | None:
+    product = entry.get("product")
+    if not isinstance(product, Mapping):
+        return None
+    attributes = product.get("attributes")
+    if not isinstance(attributes, Mapping):
+        return None
+    usage = attributes.get("usagetype")
+    if attributes.get("regionCode") != found.region or not isinstance(usage, str):
+        return None
+    if not found.usage_type.fullmatch(usage):
+        return None
+    if found.product_family and product.get("productFamily") != found.product_family:
+        return None
+    usd = on_demand_hourly_usd((entry.get("terms") or {}).get("OnDemand"))
+    published = str(entry.get("publicationDate", ""))[:10]
+    if usd is None or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", published):
+        return None
+    return Price(found.item, found.region, usd, published, API_SOURCE)
+
+
+def on_demand_hourly_usd(terms: Any) -> Decimal | None:
+    """The USD of the one on-demand term's one hourly dimension; None unless exactly so."""
+    if not isinstance(terms, Mapping) or len(terms) != 1:
+        return None
+    (term,) = terms.values()
+    dimensions = term.get("priceDimensions") if isinstance(term, Mapping) else None
+    if not isinstance(dimensions, Mapping) or len(dimensions) != 1:
+        return None
+    (dimension,) = dimensions.values()
+    if not isinstance(dimension, Mapping):
+        return None
+    if str(dimension.get("unit", "")).casefold() not in _HOURLY_UNITS:
+        return None
+    return usd_amount((dimension.get("pricePerUnit") or {}).get("USD"))
+
+
+def usd_amount(text: Any) -> Decimal | None:
+    """A positive, finite USD figure from its decimal text, exactly; None otherwise."""
+    if not isinstance(text, str):
+        return None
+    try:
+        amount = Decimal(text.strip())
+    except InvalidOperation:
+        return None
+    return amount.normalize() if amount.is_finite() and amount > 0 else None
+
+
+# --- the snapshot ---------------------------------------------------------------------------
+
+
+def snapshot() -> dict[tuple[str, str], Price]:
+    """The vendored table (mlcc/preflight/prices.json, by scripts/price_snapshot.py): one row
+    per (region, item), each with its USD per hour, publication date and source."""
+    text = resources.files("mlcc.preflight").joinpath(SNAPSHOT_FILE).read_text(encoding="utf-8")
+    return rows_by_key(json.loads(text)["rows"])
+
+
+def rows_by_key(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], Price]:
+    table: dict[tuple[str, str], Price] = {}
+    for row in rows:
+        usd = usd_amount(row.get("usd_per_hour"))
+        if usd is None:
+            raise ValueError(f"price snapshot row {dict(row)}: usd_per_hour is not a price")
+        price = Price(
+            str(row["item"]), str(row["region"]), usd, str(row["published"]), str(row["source"])
+        )
+        table[(price.region, price.item)] = price
+    return table
