@@ -3,12 +3,12 @@
 It defines what the Pulumi program writes into the container environment and what the serve
 wrapper reads back (docs/images.md). Its modules, each with one job:
 
-- `names`: the engines and their pinned versions, the SM_<ENGINE>_* variable names, the
-  speculative names each engine version accepts;
+- `names`: the engines, their supported and pinned releases, the SM_<ENGINE>_* variable names,
+  the speculative names and parameters each release accepts;
 - `algorithms`: the user-facing algorithm table;
 - `values`: text, counts and model references;
-- `flag_tables`: the engines' option tables, data generated from their wheels
-  (`engine_flags.json`, scripts/engine_flags.py);
+- `flag_tables`: each supported release's option table and speculative names, data generated
+  from its wheel (`engine_flags.json`, scripts/engine_flags.py via scripts/engine_release.py);
 - `flags`: the engine flag rules (`hp:engineArgs` at preview, the wrapper at start-up);
 - `env`: the container environment read back as flags;
 - `validation`: the speculative settings found in a container environment.
@@ -39,10 +39,13 @@ from .env import (
     speculative_env_flags,
 )
 from .flag_tables import (
-    ENGINE_LONG_OPTIONS,
-    ENGINE_OPTION_ALIASES,
+    RELEASE_TABLES,
+    FlagTable,
+    Parameter,
 )
 from .flags import (
+    ENGINE_LONG_OPTIONS,
+    ENGINE_OPTION_ALIASES,
     NEUTRAL_SETTINGS,
     OTHER_ENGINE_FLAGS,
     OWNED_FLAGS,
@@ -64,6 +67,7 @@ from .flags import (
 from .names import (
     ALGORITHM_ENV,
     BASE_IMAGE_REPOSITORIES,
+    DEPRECATED_NAMES,
     ENGINE_ENV,
     ENGINE_VERSION_ENV,
     ENGINES,
@@ -82,6 +86,7 @@ from .names import (
     SGLANG_LOGGED_AS,
     SGLANG_TRIPLE,
     SPECULATIVE_NAMES,
+    SUPPORTED_VERSIONS,
     TENSOR_PARALLEL_FLAGS,
     VLLM,
     VLLM_CONFIG_FLAG,
@@ -91,7 +96,11 @@ from .names import (
     accepted_names,
     engine_problem,
     env_variable,
+    release_table,
     sglang_logged_names,
+    speculative_parameters,
+    suggested_names,
+    version_problem,
 )
 from .validation import (
     check_speculative,
@@ -111,6 +120,7 @@ __all__ = [
     "ALGORITHMS",
     "ALGORITHM_ENV",
     "BASE_IMAGE_REPOSITORIES",
+    "DEPRECATED_NAMES",
     "ENGINES",
     "ENGINE_ENV",
     "ENGINE_LONG_OPTIONS",
@@ -127,6 +137,7 @@ __all__ = [
     "OTHER_ENGINE_FLAGS",
     "OWNED_FLAGS",
     "PINNED_VERSIONS",
+    "RELEASE_TABLES",
     "SECRET_FLAGS",
     "SERVED_NAME_FLAG",
     "SGLANG",
@@ -137,6 +148,7 @@ __all__ = [
     "SGLANG_LOGGED_AS",
     "SGLANG_TRIPLE",
     "SPECULATIVE_NAMES",
+    "SUPPORTED_VERSIONS",
     "TENSOR_PARALLEL_FLAGS",
     "VLLM",
     "VLLM_CONFIG_FLAG",
@@ -147,6 +159,8 @@ __all__ = [
     "EnvFlag",
     "EnvProblem",
     "FlagName",
+    "FlagTable",
+    "Parameter",
     "Setting",
     "accepted_names",
     "algorithm_named",
@@ -173,9 +187,13 @@ __all__ = [
     "neutral_setting",
     "normalized_value",
     "parse_count",
+    "release_table",
     "resolve_flag",
     "settings_from_flags",
     "sglang_logged_names",
     "speculative_env_flags",
+    "speculative_parameters",
+    "suggested_names",
     "text_problem",
+    "version_problem",
 ]
