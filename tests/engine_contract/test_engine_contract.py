@@ -312,6 +312,22 @@ def test_plan_reads_the_env_back_with_the_wrappers_rules() -> None:
     assert refused is not None and "SM_SGLANG_SPECULATIVE_NUM_STEPS: empty value" in refused
 
 
+def test_plan_reads_each_engine_at_the_endpoint_release() -> None:
+    from mlcc.cli.plan import speculative_flags
+
+    old, new = contract.SUPPORTED_VERSIONS["sglang"][0], contract.SUPPORTED_VERSIONS["sglang"][-1]
+    added = sorted(
+        set(contract.speculative_parameters("sglang", new))
+        - set(contract.speculative_parameters("sglang", old))
+    )
+    flag = next(f for f in added if contract.is_speculative_flag("sglang", f))
+    env = {"HP_SPECULATIVE_ALGORITHM": "eagle3", contract.env_variable("sglang", flag): "x"}
+    assert speculative_flags(env, {"sglang": new})[1] == f"--{flag} x"
+    refused = speculative_flags(env, {"sglang": old})[1]
+    assert refused is not None and f"is not a flag of sglang {old}" in refused
+    assert speculative_flags(env, {"sglang": "0.0.1"}) == speculative_flags(env)  # pinned
+
+
 @given(value=st.text() | st.sampled_from(["1" * 5000, "-x/y", "../x", "org/name", "/opt/m"]))
 def test_model_rules_answer_any_text_with_one_short_line(value: str) -> None:
     for rule in (contract.model_id_problem, contract.draft_model_problem, contract.count_problem):
