@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Run rendered combinations through an engine release's real argument parser.
 
-    python3 -m venv /tmp/venv-vllm && /tmp/venv-vllm/bin/pip install torch==2.13.0 vllm==0.34.0
     python3 scripts/engine_parse_check.py vllm 0.34.0 /tmp/venv-vllm/bin/python
+
+where /tmp/venv-vllm is a throwaway venv with the release installed (docs/engine-parse-check.md
+says how it was installed here, without CUDA).
 
 For each seed algorithm the program renders the endpoint's container env on that release (the
 same path as tests/manifest/test_release_combinations.py), the serve wrapper turns it into argv
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -123,8 +126,12 @@ def main(argv: list[str]) -> int:
     engine, version, python = argv
     argvs = [rendered_argv(engine, version, a) for a in SEED_ALGORITHMS]
     program = VLLM_PARSE if engine == "vllm" else SGLANG_PARSE
+    # No GPU here: vLLM's platform detection is told to take the CPU platform, or its device
+    # config cannot be built (vllm/platforms/__init__.py, cpu_platform_plugin).
+    env = {**os.environ, "VLLM_TARGET_DEVICE": "cpu"} if engine == "vllm" else None
     result = subprocess.run(
         [python, "-c", program],
+        env=env,
         input=json.dumps(argvs),
         capture_output=True,
         text=True,
