@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Regenerate mlcc/preflight/engine_models.json, the model rules preflight takes from the engines.
+"""Regenerate one release's entry in mlcc/preflight/engine_models.json, the model rules
+preflight takes from the engines.
 
-    pip download --no-deps vllm==0.27.1 sglang==0.5.17 -d /tmp/wheels
-    python3 scripts/engine_models.py /tmp/wheels/vllm-0.27.1-*.whl /tmp/wheels/sglang-0.5.17-*.whl
+    python3 scripts/engine_release.py add vllm 0.34.0        # downloads the wheel, runs this
+    python3 scripts/engine_models.py /tmp/wheels/vllm-0.34.0-*.whl [more wheels ...]
+
+Each wheel adds (or replaces) the entry of its engine and version; the other releases stay.
 
 Reads the wheels' sources with `ast` (nothing is imported from the engines):
 
@@ -16,7 +19,10 @@ Reads the wheels' sources with `ast` (nothing is imported from the engines):
   vllm/model_executor/models/registry.py whose module is an `*_eagle3` one (EAGLE-3: the head's
   fc takes the target's auxiliary hidden states) or an `*_eagle` one (EAGLE-1: fc over the token
   embedding and one hidden state).
-- vLLM's default `gpu_memory_utilization` (vllm/config/cache.py, `CacheConfig`).
+- vLLM's default `gpu_memory_utilization` (vllm/config/cache.py, `CacheConfig`): the field's
+  default, or, where the field defaults to None (0.34.0), the class constant
+  `DEFAULT_GPU_MEMORY_UTILIZATION` that `resolved_gpu_memory_utilization` falls back to
+  without the extensible KV cache.
 - SGLang EAGLE-3 targets: every `EntryClass` of sglang/srt/models/*.py with a
   `set_eagle3_layers_to_capture` method (called by the model runner's attention-backend setup).
 - SGLang EAGLE heads by format: the `EntryClass` of sglang/srt/models/*_eagle3.py (EAGLE-3) and
@@ -40,7 +46,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 MODELS_JSON = Path(__file__).resolve().parents[1] / "mlcc" / "preflight" / "engine_models.json"
-ABOUT = "Do not edit: generated from the engines' wheels by scripts/engine_models.py."
+ABOUT = (
+    "Do not edit: generated from the engines' wheels by scripts/engine_models.py "
+    "(scripts/engine_release.py add ENGINE VERSION), per engine and release."
+)
+ENGINES = ("vllm", "sglang")
 
 
 def wheel_version(wheel: Path) -> str:
@@ -162,7 +172,7 @@ def vllm_tables(wheel: Path) -> dict[str, object]:
                 if isinstance(c, ast.Constant) and isinstance(c.value, str)
             ]
     cache = one_source(wheel, "vllm/config/cache.py")
-    utilization = None
+    utilization = fallback = None
     for node in ast.walk(cache):
         if (
             isinstance(node, ast.AnnAssign)
@@ -173,6 +183,15 @@ def vllm_tables(wheel: Path) -> dict[str, object]:
             for keyword in node.value.keywords:
                 if keyword.arg == "default" and isinstance(keyword.value, ast.Constant):
                     utilization = keyword.value.value
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == "DEFAULT_GPU_MEMORY_UTILIZATION"
+            and isinstance(node.value, ast.Constant)
+        ):
+            fallback = node.value.value
+    if utilization is None:
+        utilization = fallback
     return {
         "version": wheel_version(wheel),
         "eagle3_targets": vllm_eagle3_targets(wheel),
@@ -330,8 +349,45 @@ def sglang_tables(wheel: Path) -> dict[str, object]:
     }
 
 
-def document(vllm: Path, sglang: Path) -> dict[str, object]:
-    return {"about": ABOUT, "vllm": vllm_tables(vllm), "sglang": sglang_tables(sglang)}
+def version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) if part.isdigit() else -1 for part in re.split(r"[.+-]", version))
+
+
+def merged(existing: dict[str, object] | None, wheels: list[Path]) -> dict[str, object]:
+    """The document with each wheel's release added or replaced, releases in version order."""
+    engines: dict[str, dict[str, object]] = {engine: {} for engine in ENGINES}
+    for engine in ENGINES:
+        releases = existing.get(engine) if isinstance(existing, dict) else None
+        for version, table in (releases if isinstance(releases, dict) else {}).items():
+            if isinstance(table, dict) and table.get("version") == version:
+                engines[engine][version] = table  # a release entry (not the older layout)
+    for wheel in wheels:
+        engine = wheel.name.split("-", 1)[0].lower()
+        if engine not in ENGINES:
+            raise SystemExit(f"engine_models: {wheel.name} is not a vllm or sglang wheel")
+        tables = vllm_tables(wheel) if engine == "vllm" else sglang_tables(wheel)
+        engines[engine][str(tables["version"])] = tables
+    return {
+        "about": ABOUT,
+        **{
+            engine: {v: engines[engine][v] for v in sorted(engines[engine], key=version_key)}
+            for engine in ENGINES
+        },
+    }
+
+
+def without(existing: dict[str, object], engine: str, version: str) -> dict[str, object]:
+    """The document without one release."""
+    releases = existing.get(engine)
+    assert isinstance(releases, dict)
+    return {**existing, engine: {v: t for v, t in releases.items() if v != version}}
+
+
+def read_document(path: Path = MODELS_JSON) -> dict[str, object] | None:
+    if not path.exists():
+        return None
+    document = json.loads(path.read_text(encoding="utf-8"))
+    return document if isinstance(document, dict) else None
 
 
 def rendered(tables: dict[str, object]) -> str:
@@ -339,11 +395,11 @@ def rendered(tables: dict[str, object]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    wheels = {Path(a).name.split("-")[0]: Path(a) for a in argv}
-    if set(wheels) != {"vllm", "sglang"}:
+    wheels = [Path(a) for a in argv]
+    if not wheels or any(w.name.split("-", 1)[0] not in ENGINES for w in wheels):
         print(__doc__, file=sys.stderr)
         return 2
-    MODELS_JSON.write_text(rendered(document(wheels["vllm"], wheels["sglang"])))
+    MODELS_JSON.write_text(rendered(merged(read_document(), wheels)))
     print(f"wrote {MODELS_JSON}")
     return 0
 

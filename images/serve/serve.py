@@ -3,10 +3,14 @@
 
 One program for both serve images; the image fixes the engine with MLCC_ENGINE=vllm|sglang.
 Standard library only: it runs on the engine image's own Python and starts in a few
-milliseconds. Every rule it applies (variable names, the speculative names each engine version
-accepts, flag aliases, validation) comes from the `engine_contract` package, which the image
+milliseconds. Every rule it applies (variable names, each supported release's flags, aliases
+and speculative names, validation) comes from the `engine_contract` package, which the image
 build copies beside this file from mlcc/engine_contract/; there is no second table
 (docs/images.md):
+
+- the image's engine release is MLCC_ENGINE_VERSION (its Dockerfile sets it; unset: the pinned
+  release); a release the contract has no generated tables for is refused, naming the
+  supported ones, and every check below uses that release's own tables;
 
 - every SM_<ENGINE>_FOO_BAR of the image's engine becomes `--foo-bar` (sorted by variable name):
   `true` -> bare flag, `false` -> omitted (any case, spaces around ignored), anything else (a
@@ -154,8 +158,11 @@ def check_argument_text(args: list[str]) -> None:
             raise Refusal(f"argument {position}", problem)
 
 
-def argument_settings(engine: EngineSpec, args: list[str]) -> dict[str, contract.Setting]:
-    """The flags the container arguments set, by canonical name (`--f v`, `--f=v`, bare `--f`)."""
+def argument_settings(
+    engine: EngineSpec, args: list[str], version: str | None = None
+) -> dict[str, contract.Setting]:
+    """The flags the container arguments set, by canonical name (`--f v`, `--f=v`, bare `--f`),
+    as the image's engine release (`version`, None: pinned) reads them."""
     settings: dict[str, contract.Setting] = {}
     if args and engine.model_positional and not args[0].startswith("-"):
         settings[engine.model_key] = Setting(args[0], "argument 1 (the model)")
@@ -163,7 +170,9 @@ def argument_settings(engine: EngineSpec, args: list[str]) -> dict[str, contract
         if not token.startswith("-") or token in {"-", "--"}:
             continue
         source = f"argument {token.split('=', 1)[0]}"
-        problem = contract.flag_spelling_problem(engine.name, token, guarded_only=True)
+        problem = contract.flag_spelling_problem(
+            engine.name, token, guarded_only=True, version=version
+        )
         if problem is not None:
             raise Refusal(source, problem)
         following = args[index + 1] if index + 1 < len(args) else None
@@ -173,7 +182,7 @@ def argument_settings(engine: EngineSpec, args: list[str]) -> dict[str, contract
             value = following
         else:
             value = None
-        settings[contract.canonical_flag(engine.name, token)] = Setting(value, source)
+        settings[contract.canonical_flag(engine.name, token, version)] = Setting(value, source)
     return settings
 
 
@@ -248,6 +257,17 @@ def engine_spec(engine_name: str | None) -> EngineSpec:
     return ENGINES[engine_name.strip().lower()]
 
 
+def engine_release(engine: EngineSpec, env: dict[str, str]) -> str | None:
+    """The image's engine release (MLCC_ENGINE_VERSION, set by the Dockerfile; None: the pinned
+    one), refused unless the contract has its generated tables: without them nothing the
+    wrapper checks would be that release's."""
+    version = env.get(contract.ENGINE_VERSION_ENV, "").strip().removeprefix("v") or None
+    problem = contract.version_problem(engine.name, version)
+    if problem is not None:
+        raise Refusal(contract.ENGINE_VERSION_ENV, problem)
+    return version
+
+
 def build_argv(
     engine_name: str | None,
     env: dict[str, str],
@@ -256,10 +276,10 @@ def build_argv(
 ) -> list[str]:
     """The engine argv for this environment and these container arguments, or a Refusal."""
     engine = engine_spec(engine_name)
+    version = engine_release(engine, env)
     check_argument_text(args)
     args = strip_engine_command(engine, args)
-    from_args = argument_settings(engine, args)
-    version = env.get(contract.ENGINE_VERSION_ENV, "").strip() or None
+    from_args = argument_settings(engine, args, version)
     flags = contract.env_flags(engine.name, env, version)
     env_model = next((flag for flag in flags if flag.key == engine.model_key), None)
     kept = [flag for flag in flags if flag.key not in from_args and flag is not env_model]

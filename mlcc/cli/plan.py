@@ -285,17 +285,23 @@ def _preflight_lines() -> dict[str, tuple[str, ...]]:
     return dict(PROGRAM.outcome.lines) if PROGRAM.outcome is not None else {}
 
 
-def speculative_flags(env: dict[str, str]) -> tuple[str | None, str | None]:
+def speculative_flags(
+    env: dict[str, str], releases: dict[str, str] | None = None
+) -> tuple[str | None, str | None]:
     """The vLLM JSON and the SGLang flags an InferenceEndpointConfig's env asks for.
 
-    Read back with the serve wrapper's own rules (mlcc.engine_contract), so the summary shows
-    what the engines will receive, or why the wrapper would refuse it.
+    Read back with the serve wrapper's own rules (mlcc.engine_contract), each engine at its
+    release in `releases` (the endpoint's hp:engineVersion) or its pinned one, so the summary
+    shows what the engines will receive, or why the wrapper would refuse it.
     """
     from mlcc import engine_contract as contract
 
     def read(engine: str) -> tuple[list[contract.EnvFlag], str | None]:
+        version = (releases or {}).get(engine)
+        if contract.version_problem(engine, version) is not None:
+            version = None
         try:
-            return contract.speculative_env_flags(engine, env), None
+            return contract.speculative_env_flags(engine, env, version), None
         except contract.EnvProblem as problem:
             return [], f"(refused by the serve wrapper: {problem})"
 

@@ -20,7 +20,7 @@ from mlcc.config.reader import Reader
 from mlcc.config.scaling import Autoscaling
 from mlcc.config.schema import ENDPOINT_KEYS, KEYS_BY_NAME
 from mlcc.serving import speculative
-from mlcc.serving.engines import Engine, EngineRelease, known_versions, release
+from mlcc.serving.engines import Engine, EngineRelease, release
 from mlcc.serving.speculative import Problem, SpeculativeSpec
 
 # The single endpoint keeps the Pulumi name it has always had, so existing stacks replace nothing.
@@ -234,12 +234,9 @@ def engine_of(reader: Reader) -> tuple[Engine, EngineRelease]:
         name = Engine.VLLM.value
     engine = Engine(name)
     version = reader.string("engineVersion").removeprefix("v")
-    if version and version not in known_versions(engine):
-        reader.fail(
-            "engineVersion",
-            f"{engine.value} {version!r} is not a version whose flags this project knows; "
-            f"known: {', '.join(known_versions(engine))}",
-        )
+    problem = engine_contract.version_problem(engine.value, version or None)
+    if problem is not None:
+        reader.fail("engineVersion", problem)
         version = ""
     return engine, release(engine, version or None)
 
@@ -305,7 +302,7 @@ def _engine_args(reader: Reader, engine: Engine, version: str) -> tuple[tuple[st
     """hp:engineArgs checked against the engine's own flags (engine_contract), plus the
     engine-neutral keys such as hp:maxModelLen written as the engine's flag."""
     values = reader.mapping("engineArgs", "flag names to values")
-    repeated = dict(engine_contract.duplicate_flag_problems(engine.value, values))
+    repeated = dict(engine_contract.duplicate_flag_problems(engine.value, values, version))
     args: dict[str, str] = {}
     for raw_name, value in values.items():
         problem = repeated.get(raw_name) or engine_contract.engine_arg_problem(
@@ -314,25 +311,28 @@ def _engine_args(reader: Reader, engine: Engine, version: str) -> tuple[tuple[st
         if problem:
             reader.fail(f"engineArgs.{_shown_name(raw_name)}", problem)
         else:
-            args[engine_contract.long_flag(engine.value, raw_name)] = _flag_value(value)
+            args[engine_contract.long_flag(engine.value, raw_name, version)] = _flag_value(value)
     for name, flags in engine_contract.NEUTRAL_SETTINGS.items():
-        _add_neutral_setting(reader, engine, name, flags[engine.value], values, args)
+        _add_neutral_setting(reader, engine, version, (name, flags[engine.value]), values, args)
     return tuple(sorted(args.items()))
 
 
 def _add_neutral_setting(
     reader: Reader,
     engine: Engine,
-    name: str,
-    flag: str,
+    version: str,
+    setting: tuple[str, str],
     engine_args: dict[str, object],
     args: dict[str, str],
 ) -> None:
+    name, flag = setting
     text = reader.string(name)
     if not text:
         return
     problem = engine_contract.count_problem(text)
-    same = [f for f in engine_args if engine_contract.neutral_setting(engine.value, f) == name]
+    same = [
+        f for f in engine_args if engine_contract.neutral_setting(engine.value, f, version) == name
+    ]
     if problem:
         reader.fail(name, problem)
     elif same:

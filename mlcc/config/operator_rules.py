@@ -201,7 +201,9 @@ def _user_connector(reader: Reader, settings: OperatorSettings, facts: EndpointF
 def _connector_base(facts: EndpointFacts, flag: str) -> str | None:
     """The connector flag `flag` names (`--kv_transfer_config=...`, `kv-transfer-config.kv_role`,
     an unambiguous prefix), as vLLM's argparse resolves it (engine_contract.resolve_flag)."""
-    key = engine_contract.canonical_flag(facts.engine.value, flag.partition("=")[0])
+    key = engine_contract.canonical_flag(
+        facts.engine.value, flag.partition("=")[0], facts.engine_version
+    )
     base = key.partition(".")[0]
     return base if base in OPERATOR_CONNECTOR_FLAGS else None
 

@@ -16,6 +16,7 @@ from typing import Literal
 import yaml
 
 from mlcc.config import operator_keys
+from mlcc.engine_contract import SUPPORTED_VERSIONS
 
 PROJECT = "hp"
 PROJECT_DESCRIPTION = "Speculative-decoding LLM endpoints on SageMaker HyperPod (EKS)"
@@ -56,8 +57,10 @@ _ENDPOINT_KEYS: tuple[Key, ...] = (
         "engineVersion",
         "string",
         "",
-        "Engine version of the image; empty = the version the project pins. Set it when "
-        "hp:image is a prebuilt image with another known engine version.",
+        "Engine release of the endpoint (supported: "
+        + "; ".join(f"{e} {', '.join(v)}" for e, v in SUPPORTED_VERSIONS.items())
+        + "); empty = the pinned, DLC-aligned release. Its own flags, speculative names and "
+        "preflight lists are checked, and the image is built from it (or hp:image carries it).",
         _E,
     ),
     Key("model", "string", REQUIRED, "Hugging Face model id of the target model (org/name).", _E),

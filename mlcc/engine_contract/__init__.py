@@ -3,12 +3,12 @@
 It defines what the Pulumi program writes into the container environment and what the serve
 wrapper reads back (docs/images.md). Its modules, each with one job:
 
-- `names`: the engines and their pinned versions, the SM_<ENGINE>_* variable names, the
-  speculative names each engine version accepts;
+- `names`: the engines, their supported and pinned releases, the SM_<ENGINE>_* variable names,
+  the speculative names and parameters each release accepts;
 - `algorithms`: the user-facing algorithm table;
 - `values`: text, counts and model references;
-- `flag_tables`: the engines' option tables, data generated from their wheels
-  (`engine_flags.json`, scripts/engine_flags.py);
+- `flag_tables`: each supported release's option table and speculative names, data generated
+  from its wheel (`engine_flags.json`, scripts/engine_flags.py via scripts/engine_release.py);
 - `flags`: the engine flag rules (`hp:engineArgs` at preview, the wrapper at start-up);
 - `env`: the container environment read back as flags;
 - `validation`: the speculative settings found in a container environment.
@@ -42,10 +42,13 @@ from .env import (
     speculative_env_flags,
 )
 from .flag_tables import (
-    ENGINE_LONG_OPTIONS,
-    ENGINE_OPTION_ALIASES,
+    RELEASE_TABLES,
+    FlagTable,
+    Parameter,
 )
 from .flags import (
+    ENGINE_LONG_OPTIONS,
+    ENGINE_OPTION_ALIASES,
     NEUTRAL_SETTINGS,
     OTHER_ENGINE_FLAGS,
     OWNED_FLAGS,
@@ -67,6 +70,7 @@ from .flags import (
 from .names import (
     ALGORITHM_ENV,
     BASE_IMAGE_REPOSITORIES,
+    DEPRECATED_NAMES,
     ENGINE_ENV,
     ENGINE_VERSION_ENV,
     ENGINES,
@@ -85,6 +89,7 @@ from .names import (
     SGLANG_LOGGED_AS,
     SGLANG_TRIPLE,
     SPECULATIVE_NAMES,
+    SUPPORTED_VERSIONS,
     TENSOR_PARALLEL_FLAGS,
     VLLM,
     VLLM_CONFIG_FLAG,
@@ -94,7 +99,11 @@ from .names import (
     accepted_names,
     engine_problem,
     env_variable,
+    release_table,
     sglang_logged_names,
+    speculative_parameters,
+    suggested_names,
+    version_problem,
 )
 from .validation import (
     check_speculative,
@@ -114,6 +123,7 @@ __all__ = [
     "ALGORITHMS",
     "ALGORITHM_ENV",
     "BASE_IMAGE_REPOSITORIES",
+    "DEPRECATED_NAMES",
     "ENGINES",
     "ENGINE_ENV",
     "ENGINE_LONG_OPTIONS",
@@ -130,6 +140,7 @@ __all__ = [
     "OTHER_ENGINE_FLAGS",
     "OWNED_FLAGS",
     "PINNED_VERSIONS",
+    "RELEASE_TABLES",
     "SECRET_FLAGS",
     "SERVED_NAME_FLAG",
     "SGLANG",
@@ -140,6 +151,7 @@ __all__ = [
     "SGLANG_LOGGED_AS",
     "SGLANG_TRIPLE",
     "SPECULATIVE_NAMES",
+    "SUPPORTED_VERSIONS",
     "TENSOR_PARALLEL_FLAGS",
     "VLLM",
     "VLLM_CONFIG_FLAG",
@@ -150,6 +162,8 @@ __all__ = [
     "EnvFlag",
     "EnvProblem",
     "FlagName",
+    "FlagTable",
+    "Parameter",
     "Setting",
     "accepted_names",
     "algorithm_named",
@@ -177,11 +191,15 @@ __all__ = [
     "neutral_setting",
     "normalized_value",
     "parse_count",
+    "release_table",
     "resolve_flag",
     "settings_from_flags",
     "sglang_logged_names",
     "speculative_env_flags",
+    "speculative_parameters",
+    "suggested_names",
     "text_problem",
     "unrunnable_reason",
     "version_key",
+    "version_problem",
 ]

@@ -58,7 +58,7 @@ class Setting:
 def env_flag(engine: str, variable: str, value: str, version: str | None = None) -> EnvFlag | None:
     """The DLC convention for one variable; None when `false` omits the flag.
 
-    `version` is the image's engine version (None: pinned); see `flag_name_problem`.
+    `version` is the image's engine release (None: pinned); see `flag_name_problem`.
     """
     prefix = ENV_PREFIXES[engine]
     name = variable[len(prefix) :].lower().replace("_", "-")
@@ -76,7 +76,7 @@ def env_flag(engine: str, variable: str, value: str, version: str | None = None)
         raise EnvProblem(variable, "empty value; set a value, `true` for a bare flag, or unset it")
     if text.lower() == "false":
         return None
-    key = canonical_flag(engine, f"--{name}")
+    key = canonical_flag(engine, f"--{name}", version)
     if text.lower() == "true":
         return EnvFlag(variable, name, key, None)
     return EnvFlag(variable, name, key, normalized_value(engine, key, text))
@@ -118,22 +118,22 @@ def env_flags(engine: str, env: Mapping[str, str], version: str | None = None) -
     return flags
 
 
-def speculative_env_flags(engine: str, env: Mapping[str, str]) -> list[EnvFlag]:
-    """The engine's speculative flags in a container env (`mlcc plan`, `mlcc verify`).
+def speculative_env_flags(
+    engine: str, env: Mapping[str, str], version: str | None = None
+) -> list[EnvFlag]:
+    """The engine's speculative flags in a container env (`mlcc plan`, `mlcc verify`), read
+    with the release's table (None: pinned). Only those variables are read."""
+    speculative = {k: v for k, v in env.items() if is_speculative_variable(engine, k, version)}
+    return env_flags(engine, speculative, version)
 
-    Only those variables are read, so flags of another engine version elsewhere do not matter.
-    """
-    speculative = {k: v for k, v in env.items() if is_speculative_variable(engine, k)}
-    return env_flags(engine, speculative)
 
-
-def is_speculative_variable(engine: str, variable: str) -> bool:
+def is_speculative_variable(engine: str, variable: str, version: str | None = None) -> bool:
     """HP_SPECULATIVE_ALGORITHM, or an SM_<ENGINE>_* variable that becomes a speculative flag."""
     if variable == ALGORITHM_ENV:
         return True
     prefix = ENV_PREFIXES[engine]
     name = variable[len(prefix) :].replace("_", "-")
-    key = canonical_flag(engine, f"--{name}")
+    key = canonical_flag(engine, f"--{name}", version)
     return variable.startswith(prefix) and is_speculative_flag(engine, key)
 
 

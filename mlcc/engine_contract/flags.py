@@ -10,8 +10,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
-from .flag_tables import ENGINE_LONG_OPTIONS, ENGINE_OPTION_ALIASES
-from .names import ENGINES, PINNED_VERSIONS, SERVED_NAME_FLAG, SGLANG, VLLM, VLLM_SPEC_SHORTHANDS
+from .flag_tables import RELEASE_TABLES
+from .names import (
+    ENGINES,
+    PINNED_VERSIONS,
+    SERVED_NAME_FLAG,
+    SGLANG,
+    VLLM,
+    VLLM_SPEC_SHORTHANDS,
+    release_table,
+)
 from .values import text_problem
 
 _FLAG_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{0,127}")
@@ -53,8 +61,21 @@ NEUTRAL_SETTINGS: Final[dict[str, dict[str, str]]] = {
     "maxModelLen": {VLLM: "max-model-len", SGLANG: "context-length"},
 }
 
-# The pinned engines' flags that carry secrets; tests/test_engine_contract.py checks the list
-# against every option of ENGINE_LONG_OPTIONS that looks secret.
+# engine -> the long options of its pinned release ("max-model-len"), sorted; every release's
+# own are in `engine_options(engine, version)`.
+ENGINE_LONG_OPTIONS: Final = {engine: release_table(engine).long_options for engine in ENGINES}
+# engine -> the pinned release's other option strings (short forms, aliases) -> the long option.
+ENGINE_OPTION_ALIASES: Final = {engine: release_table(engine).aliases for engine in ENGINES}
+# Every long option of every supported release of either engine.
+_ALL_LONG_OPTIONS: Final = frozenset(
+    name
+    for releases in RELEASE_TABLES.values()
+    for t in releases.values()
+    for name in t.long_options
+)
+
+# The supported releases' flags that carry secrets; tests/engine_contract checks the list
+# against every option of every release that looks secret.
 SECRET_FLAGS: Final = frozenset({"api-key", "hf-token", "admin-api-key", "ssl-keyfile-password"})
 # Words that make another flag name look secret.
 _SECRET_ANYWHERE: Final = frozenset(
@@ -69,7 +90,7 @@ class FlagName:
 
     spelled: str  # the option string as given, normalised: "--max-model-len", "-tp"
     key: str  # the long name it stands for, or its own name when unknown
-    known: bool  # an option of the pinned engine version (exactly, as alias, or negated)
+    known: bool  # an option of the engine release (exactly, as alias, or negated)
     abbreviates: str | None = None  # argparse's unique-prefix match
     ambiguous: tuple[str, ...] = ()  # several options start with it: argparse refuses it
     negated: bool = False  # vLLM's --no-<flag> of a boolean flag
@@ -83,20 +104,20 @@ def _option_string(flag: str) -> str:
 
 
 @functools.cache
-def engine_options(engine: str) -> dict[str, str]:
-    """Option string -> long name, for every option of the pinned engine version."""
-    longs = {f"--{name}": name for name in ENGINE_LONG_OPTIONS[engine]}
-    return longs | ENGINE_OPTION_ALIASES[engine]
+def engine_options(engine: str, version: str | None = None) -> dict[str, str]:
+    """Option string -> long name, for every option of a supported release (None: pinned)."""
+    table = release_table(engine, version)
+    return {f"--{name}": name for name in table.long_options} | table.aliases
 
 
-def resolve_flag(engine: str, flag: str) -> FlagName:
-    """The option a flag names, as the pinned engine's argparse resolves it.
+def resolve_flag(engine: str, flag: str, version: str | None = None) -> FlagName:
+    """The option a flag names, as the release's argparse resolves it (None: pinned).
 
     Exact option strings and aliases (`-tp`, SGLang `--model`), vLLM's `--no-` negation and
     `--speculative-config.<field>`, then argparse's unique-prefix rule (`--tp` is SGLang's
     `--tp-size`). A bare name (hp:engineArgs) is tried as a long option, then as a short one.
     """
-    options = engine_options(engine)
+    options = engine_options(engine, version)
     spelled = _option_string(flag)
     body = spelled.lstrip("-")
     candidates = [spelled] if flag.strip().startswith("-") else [spelled, f"-{body}"]
@@ -117,15 +138,15 @@ def resolve_flag(engine: str, flag: str) -> FlagName:
     return FlagName(spelled, body, False, ambiguous=tuple(matches))
 
 
-def canonical_flag(engine: str, flag: str) -> str:
-    """The one name of a flag (the engine's long name when it knows it); used to compare."""
-    return resolve_flag(engine, flag).key
+def canonical_flag(engine: str, flag: str, version: str | None = None) -> str:
+    """The one name of a flag (the release's long name when it knows it); used to compare."""
+    return resolve_flag(engine, flag, version).key
 
 
-def long_flag(engine: str, flag: str) -> str:
-    """The flag as the engine's long option spells it, negation kept: what hp:engineArgs
+def long_flag(engine: str, flag: str, version: str | None = None) -> str:
+    """The flag as the release's long option spells it, negation kept: what hp:engineArgs
     writes as SM_<ENGINE>_<FLAG> (`tp` -> tensor-parallel-size, `No_Foo` -> no-foo)."""
-    name = resolve_flag(engine, flag)
+    name = resolve_flag(engine, flag, version)
     return f"no-{name.key}" if name.negated else name.key
 
 
@@ -135,19 +156,18 @@ def is_speculative_flag(engine: str, key: str) -> bool:
 
 
 def is_secret_flag(flag: str) -> bool:
-    """A flag whose value is a secret: one of the engines' own, or a name that looks like one
-    (for versions whose flags the contract does not list)."""
+    """A flag whose value is a secret: one of the engines' own, or a name that looks like one."""
     name = _option_string(flag).lstrip("-")
     if name in SECRET_FLAGS:
         return True
-    if any(name in ENGINE_LONG_OPTIONS[engine] for engine in ENGINES):
+    if name in _ALL_LONG_OPTIONS:
         return False  # --allow-credentials, --bucket-time-to-first-token
     words = name.split("-")
     return bool(_SECRET_ANYWHERE & set(words)) or words[-1] in _SECRET_LAST
 
 
-def _did_you_mean(engine: str, body: str) -> str:
-    close = difflib.get_close_matches(body, ENGINE_LONG_OPTIONS[engine], n=1)
+def _did_you_mean(engine: str, body: str, version: str | None) -> str:
+    close = difflib.get_close_matches(body, release_table(engine, version).long_options, n=1)
     return f"; did you mean {close[0]}?" if close else ""
 
 
@@ -156,37 +176,37 @@ def flag_name_problem(
 ) -> str | None:
     """The rules on a flag's name in hp:engineArgs and in SM_* variable names.
 
-    Names the pinned engine version does not know are refused; for another `version` (a
-    prebuilt image) only the name's shape and the other engine's names are checked.
+    Names the release (`version`, a supported one; None: pinned) does not know are refused.
     `any_abbreviation=False` (the wrapper) refuses only abbreviations of speculative flags.
     """
-    name = resolve_flag(engine, flag)
+    name = resolve_flag(engine, flag, version)
     body = name.spelled.lstrip("-")
     if not _FLAG_NAME.fullmatch(body):
         return "is not a flag name (letters, digits and '-')"
-    if body in OTHER_ENGINE_FLAGS[engine]:
+    exact = f"--{body}" in engine_options(engine, version)  # a later release may adopt a name
+    if body in OTHER_ENGINE_FLAGS[engine] and not exact:
         return f"is not a {engine} flag; {engine} calls it {OTHER_ENGINE_FLAGS[engine][body]}"
-    if version not in (None, PINNED_VERSIONS[engine]):
-        return None
     if name.ambiguous:
         shown = ", ".join(name.ambiguous[:4])
         return f"is ambiguous for {engine} (it starts {shown}...); spell the flag out in full"
-    short = engine_options(engine).get(f"-{body}")
+    short = engine_options(engine, version).get(f"-{body}")
     if not name.known and short is not None:
         return f"is only the short option -{body} of {engine}; use its long name {short}"
     if not name.known:
-        pinned = f"{engine} {PINNED_VERSIONS[engine]}"
-        return f"is not a flag of {pinned}{_did_you_mean(engine, body)}"
-    return flag_spelling_problem(engine, flag, guarded_only=not any_abbreviation)
+        release = f"{engine} {version or PINNED_VERSIONS[engine]}"
+        return f"is not a flag of {release}{_did_you_mean(engine, body, version)}"
+    return flag_spelling_problem(engine, flag, guarded_only=not any_abbreviation, version=version)
 
 
-def flag_spelling_problem(engine: str, flag: str, *, guarded_only: bool = False) -> str | None:
+def flag_spelling_problem(
+    engine: str, flag: str, *, guarded_only: bool = False, version: str | None = None
+) -> str | None:
     """An abbreviation: argparse would take it, but it slips past checks that compare names.
 
     hp:engineArgs refuses every abbreviation; the wrapper (`guarded_only`) only those of
     speculative flags, whose settings it validates, so `--tp 4` in a container command works.
     """
-    name = resolve_flag(engine, flag)
+    name = resolve_flag(engine, flag, version)
     full = name.abbreviates
     if full is None or (guarded_only and not is_speculative_flag(engine, full)):
         return None
@@ -203,7 +223,7 @@ def engine_arg_problem(
     keys), a flag the program owns, a secret (Pulumi secret + Kubernetes Secret), or a value
     that is not one string, number, boolean or map. `version`: hp:engineVersion (None: pinned).
     """
-    key = canonical_flag(engine, flag)
+    key = canonical_flag(engine, flag, version)
     if is_speculative_flag(engine, key):
         return "speculative settings go in the hp:speculative* keys, not in hp:engineArgs"
     if key in OWNED_FLAGS[engine]:
@@ -234,12 +254,14 @@ def engine_arg_value_problem(value: object) -> str | None:
     return None
 
 
-def duplicate_flag_problems(engine: str, flags: Iterable[str]) -> list[tuple[str, str]]:
+def duplicate_flag_problems(
+    engine: str, flags: Iterable[str], version: str | None = None
+) -> list[tuple[str, str]]:
     """(flag, message) for every flag that repeats an earlier one under another spelling."""
     first: dict[str, str] = {}
     problems = []
     for flag in flags:
-        key = canonical_flag(engine, flag)
+        key = canonical_flag(engine, flag, version)
         if key in first:
             problems.append((flag, f"is the same flag as {first[key]}; set it once"))
         else:
@@ -247,7 +269,7 @@ def duplicate_flag_problems(engine: str, flags: Iterable[str]) -> list[tuple[str
     return problems
 
 
-def neutral_setting(engine: str, flag: str) -> str | None:
+def neutral_setting(engine: str, flag: str, version: str | None = None) -> str | None:
     """The NEUTRAL_SETTINGS key whose engine flag `flag` is (for "set it once" checks)."""
-    key = canonical_flag(engine, flag)
+    key = canonical_flag(engine, flag, version)
     return next((name for name, flags in NEUTRAL_SETTINGS.items() if flags[engine] == key), None)

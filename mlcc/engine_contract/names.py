@@ -1,10 +1,11 @@
-"""Engines, pinned versions, the SM_<ENGINE>_* variable names, and the speculative names each
-engine version accepts (the engines' released sources)."""
+"""Engines, supported and pinned releases, the SM_<ENGINE>_* variable names, and the speculative
+names each release accepts (engine_flags.json, generated from the releases' wheels)."""
 
 from __future__ import annotations
 
 from typing import Final
 
+from .flag_tables import RELEASE_TABLES, FlagTable, Parameter
 from .values import shown_value
 
 # --- engines, versions, variable names --------------------------------------------------------
@@ -13,8 +14,9 @@ VLLM: Final = "vllm"
 SGLANG: Final = "sglang"
 ENGINES: Final = (VLLM, SGLANG)
 
-# The versions in the current AWS Deep Learning Containers: the same manifest then behaves the
-# same on our images and on stock DLC images.
+# The default release of each engine (hp:engineVersion unset): the versions in the current AWS
+# Deep Learning Containers, so the same manifest behaves the same on our images and on stock
+# DLC images. Every supported release (SUPPORTED_VERSIONS) has its own generated tables.
 PINNED_VERSIONS: Final = {VLLM: "0.27.1", SGLANG: "0.5.17"}
 BASE_IMAGE_REPOSITORIES: Final = {VLLM: "vllm/vllm-openai", SGLANG: "lmsysorg/sglang"}
 
@@ -53,32 +55,56 @@ def engine_problem(name: str | None) -> str | None:
     return f"must be {choices}, not {shown_value(name)}"
 
 
-# --- speculative names per engine version (the engines' released sources) ----------------------
+# --- the supported releases and their speculative names (engine_flags.json) -------------------
 
-_VLLM_COMMON = frozenset(
-    {"eagle", "eagle3", "draft_model", "dflash", "mtp", "dspark", "ngram", "ngram_gpu", "suffix"}
-    | {"extract_hidden_states"}
-)
-_SGLANG_0_5_2 = frozenset({"EAGLE", "EAGLE3", "NEXTN", "STANDALONE"})
-_SGLANG_0_5_3 = _SGLANG_0_5_2 | {"NGRAM"}
-_SGLANG_0_5_12 = _SGLANG_0_5_3 | {"DFLASH", "FROZEN_KV_MTP"}
-_SGLANG_0_5_17 = _SGLANG_0_5_12 | {"DSPARK"}
+if sorted(RELEASE_TABLES) != sorted(ENGINES) or any(
+    PINNED_VERSIONS[engine] not in RELEASE_TABLES[engine] for engine in ENGINES
+):
+    raise ValueError("engine_flags.json must hold both engines and their pinned releases")
 
-# engine -> version -> the vLLM `method` / SGLang `--speculative-algorithm` names it accepts.
+# engine -> the releases whose tables engine_flags.json holds, oldest first.
+SUPPORTED_VERSIONS: Final = {engine: tuple(RELEASE_TABLES[engine]) for engine in ENGINES}
+
+# engine -> version -> the vLLM `method` / SGLang `--speculative-algorithm` names it accepts:
+# vLLM's SpeculativeMethod Literal, SGLang's builtin SpeculativeAlgorithm names (generated from
+# each release's wheel by scripts/engine_flags.py).
 SPECULATIVE_NAMES: Final[dict[str, dict[str, frozenset[str]]]] = {
-    VLLM: {
-        "0.27.1": _VLLM_COMMON | {"medusa", "mlp_speculator", "custom_class"},
-        "0.34.0": _VLLM_COMMON,
-    },
-    SGLANG: {
-        "0.5.2": _SGLANG_0_5_2,
-        "0.5.3": _SGLANG_0_5_3,
-        "0.5.8": _SGLANG_0_5_3,
-        "0.5.12": _SGLANG_0_5_12,
-        "0.5.17": _SGLANG_0_5_17,
-        "0.5.23": _SGLANG_0_5_17 | {"UNO"},
-    },
+    engine: {v: t.speculative_names for v, t in RELEASE_TABLES[engine].items()}
+    for engine in ENGINES
 }
+# engine -> version -> accepted names the release logs as deprecated and rewrites (vLLM's
+# model-specific MTP names, "deprecated and replaced with mtp"): left out of suggestions.
+DEPRECATED_NAMES: Final[dict[str, dict[str, frozenset[str]]]] = {
+    engine: {v: t.deprecated_names for v, t in RELEASE_TABLES[engine].items()} for engine in ENGINES
+}
+
+
+def release_table(engine: str, version: str | None = None) -> FlagTable:
+    """The tables of a supported release (the pinned one when None); KeyError for another."""
+    return RELEASE_TABLES[engine][version or PINNED_VERSIONS[engine]]
+
+
+def version_problem(engine: str, version: str | None) -> str | None:
+    """Why `version` (hp:engineVersion, MLCC_ENGINE_VERSION) is not a supported release."""
+    if version is None or version in RELEASE_TABLES[engine]:
+        return None
+    supported = ", ".join(SUPPORTED_VERSIONS[engine])
+    return (
+        f"{engine} {shown_value(version)} is not a supported release (its flags and names are "
+        f"unknown); supported: {supported}"
+    )
+
+
+def speculative_parameters(engine: str, version: str | None = None) -> dict[str, Parameter]:
+    """The release's speculative parameters: vLLM SpeculativeConfig fields, SGLang flags."""
+    return dict(release_table(engine, version).speculative_parameters)
+
+
+def suggested_names(engine: str, version: str | None = None) -> list[str]:
+    """The accepted names worth suggesting (the deprecated ones left out), sorted."""
+    table = release_table(engine, version)
+    return sorted(table.speculative_names - table.deprecated_names)
+
 
 # vLLM methods that load a separate draft and fail without `model`.
 VLLM_METHODS_NEEDING_MODEL: Final = frozenset(
@@ -120,5 +146,5 @@ def sglang_logged_names(algorithm: str) -> frozenset[str]:
 
 
 def accepted_names(engine: str, version: str | None) -> frozenset[str] | None:
-    """The names an engine version accepts (pinned when None); None for an unknown version."""
+    """The names a release accepts (pinned when None); None for an unsupported version."""
     return SPECULATIVE_NAMES[engine].get(version or PINNED_VERSIONS[engine])

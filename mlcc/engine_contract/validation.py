@@ -8,14 +8,12 @@ from typing import Final
 
 from .env import EnvProblem, Setting
 from .names import (
-    PINNED_VERSIONS,
     SGLANG,
     SGLANG_ALGORITHM_FLAG,
     SGLANG_ALGORITHMS_NEEDING_DRAFT,
     SGLANG_DRAFT_FLAG,
     SGLANG_EAGLE_FAMILY,
     SGLANG_TRIPLE,
-    SPECULATIVE_NAMES,
     VLLM,
     VLLM_CONFIG_FLAG,
     VLLM_METHODS_NEEDING_MODEL,
@@ -23,6 +21,7 @@ from .names import (
     VLLM_SPEC_SHORTHANDS,
     accepted_names,
     env_variable,
+    suggested_names,
 )
 from .values import count_problem, draft_model_problem, json_object, parse_count, shown_value
 
@@ -47,8 +46,9 @@ _VLLM_INTEGER_FLOORS: Final = {
 def check_speculative(engine: str, settings: Mapping[str, Setting], version: str | None) -> None:
     """Raise EnvProblem for a speculative setting the engine would reject or mishandle.
 
-    `settings` maps canonical flags to their values; `version` is the image's engine version
-    (None: the pinned one). An unknown version skips only the name check.
+    `settings` maps canonical flags to their values; `version` is the image's engine release
+    (None: the pinned one), whose generated names are checked. An unsupported version (the
+    wrapper refuses it first) skips only the name check.
     """
     if engine == VLLM:
         _check_vllm(settings, version)
@@ -93,7 +93,7 @@ def _check_vllm(settings: Mapping[str, Setting], version: str | None) -> None:
     first_source = config.source if config is not None else next(iter(fields.values()))[1]
     method, method_source = fields.get("method", (None, first_source))
     names = accepted_names(VLLM, version)
-    accepted = ", ".join(sorted(names or SPECULATIVE_NAMES[VLLM][PINNED_VERSIONS[VLLM]]))
+    accepted = ", ".join(suggested_names(VLLM, version if names is not None else None))
     if not isinstance(method, str) or not method.strip():
         raise EnvProblem(method_source, f'set "method" explicitly (one of {accepted})')
     method = method.strip().lower()
@@ -167,7 +167,7 @@ def _check_sglang(settings: Mapping[str, Setting], version: str | None) -> None:
     name = (algorithm.value or "").strip().upper()
     names = accepted_names(SGLANG, version)
     if names is not None and name not in names:
-        accepted = ", ".join(sorted(names))
+        accepted = ", ".join(suggested_names(SGLANG, version))
         hints = {"MTP": ' (SGLang calls it "NEXTN")', "EAGLE2": ' (use "EAGLE" with topk > 1)'}
         raise EnvProblem(
             algorithm.source,

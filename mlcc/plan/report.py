@@ -25,7 +25,8 @@ _ENGINE_VERSION_LABEL = "hp.mlcc/engine-version"
 _MODEL_VARIABLES = {"SM_VLLM_MODEL": Engine.VLLM, "SM_SGLANG_MODEL_PATH": Engine.SGLANG}
 _FIRST_KEYS = ("apiVersion", "kind", "metadata", "name")
 
-SpeculativeFlags = Callable[[dict[str, str]], tuple[str | None, str | None]]
+# (the CR env, engine -> the endpoint's release) -> the vLLM JSON and the SGLang flags.
+SpeculativeFlags = Callable[[dict[str, str], dict[str, str]], tuple[str | None, str | None]]
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,7 @@ def _endpoint_lines(
     algorithm = env.get("HP_SPECULATIVE_ALGORITHM")
     lines.append(f"  speculative: {algorithm or 'off'}")
     if algorithm:
-        vllm, sglang = speculative_flags(env)
+        vllm, sglang = speculative_flags(env, {engine: str(version)})
         lines.append(f"    vLLM   --speculative-config {vllm or '(not accepted by this vLLM)'}")
         lines.append(f"    SGLang {sglang or '(not accepted by this SGLang)'}")
     operator_line = features.operator_line(spec)

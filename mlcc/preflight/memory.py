@@ -64,8 +64,11 @@ def _tokens(count: int) -> str:
     return f"{count / 1000:.0f}k" if count >= 10000 else str(count)
 
 
-def utilization(engine: Engine, engine_args: dict[str, str], gpu: GpuSpec, tp: int) -> float:
-    """The fraction of GPU memory the engine takes: hp:engineArgs', else the engine's default."""
+def utilization(
+    engine: Engine, engine_args: dict[str, str], gpu: GpuSpec, tp: int, version: str | None = None
+) -> float:
+    """The fraction of GPU memory the engine takes: hp:engineArgs', else the release's default
+    (`version`; None: the pinned release)."""
     given = engine_args.get(_UTILIZATION_FLAGS[engine])
     try:
         value = float(given) if given is not None else None
@@ -74,9 +77,9 @@ def utilization(engine: Engine, engine_args: dict[str, str], gpu: GpuSpec, tp: i
     if value is not None and 0 < value <= 1:
         return value
     if engine is Engine.VLLM:
-        from mlcc.preflight.rules import engine_tables
+        from mlcc.preflight.rules import release_tables
 
-        return float(engine_tables()["vllm"][VLLM_DEFAULT_UTILIZATION_KEY])
+        return float(release_tables(engine, version)[VLLM_DEFAULT_UTILIZATION_KEY])
     return sglang_mem_fraction(gpu.memory_mib, tp)
 
 
@@ -160,6 +163,7 @@ def fit(
     context: int,
     engine_args: dict[str, str],
     mtp_layers: int = 0,
+    version: str | None = None,
 ) -> Fit:
     """The figures of one endpoint (both models' weight sizes known). MTP layers are in the
     target's checkpoint, so they add only their KV cache."""
@@ -171,7 +175,7 @@ def fit(
         draft_weights = loaded_weight_bytes(draft, engine_args) / tp
         kv += kv_bytes_per_token(draft, tp, engine_args)
     return Fit(
-        usable=gpu.memory_bytes * utilization(engine, engine_args, gpu, tp),
+        usable=gpu.memory_bytes * utilization(engine, engine_args, gpu, tp, version),
         target_weights=loaded_weight_bytes(target, engine_args) / tp,
         draft_weights=draft_weights,
         kv_per_token=kv,

@@ -163,6 +163,7 @@ def _model_findings(
     endpoint: EndpointConfig, target: ModelFacts, draft: ModelFacts | None, gpu: GpuSpec | None
 ) -> list[rules.Finding]:
     args = dict(endpoint.engine_args)
+    version = endpoint.engine_release.version
     tp = endpoint.gpu_count
     tp_key = (
         "gpuCount" if tp != instances.gpu_count(endpoint.instance_type) else instance_key(endpoint)
@@ -177,7 +178,7 @@ def _model_findings(
         findings += own
         # a draft refused for its format or algorithm is not fitted as another kind of head
         fitted = None if any(f.error and f.key != "speculativeNumTokens" for f in own) else draft
-        findings += rules.draft_fit(endpoint.engine, spec.algorithm, target, fitted)
+        findings += rules.draft_fit(endpoint.engine, spec.algorithm, target, fitted, version)
         if draft is not None and spec.algorithm == "draft-model":
             findings += rules.tensor_parallel(draft, tp, "speculativeModel")
     # every type of an hp:instanceTypes fallback list must run the precision; the memory is
@@ -185,9 +186,11 @@ def _model_findings(
     for instance_type in endpoint.operator.instance_types[1:]:
         fallback = gpu_spec(instance_type)
         if fallback is not None and fallback != gpu:
-            findings += rules.precision(endpoint.engine, target, fallback, args, "instanceTypes")
+            findings += rules.precision(
+                endpoint.engine, target, fallback, args, "instanceTypes", version
+            )
     if gpu is not None:
-        findings += rules.precision(endpoint.engine, target, gpu, args, "model")
+        findings += rules.precision(endpoint.engine, target, gpu, args, "model", version)
     return _unique(findings)
 
 
@@ -264,6 +267,7 @@ def _fit(
         context,
         dict(endpoint.engine_args),
         mtp_layers,
+        endpoint.engine_release.version,
     )
 
 

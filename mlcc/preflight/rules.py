@@ -1,7 +1,9 @@
-"""Pure checks of one endpoint's models against the pinned engines' own rules.
+"""Pure checks of one endpoint's models against its engine release's own rules.
 
-Each function names the engine code it follows (vLLM 0.27.1, SGLang 0.5.17; the lists come from
-engine_models.json, generated from the wheels by scripts/engine_models.py) and returns
+Each function names the engine code it follows (read at vLLM 0.27.1, SGLang 0.5.17); the lists
+come from engine_models.json, generated per supported release from its wheel by
+scripts/engine_models.py, and each check reads the endpoint's release (hp:engineVersion; None:
+the pinned one). It returns
 `Finding`s: the endpoint key it is about, the message with the figures, and whether it is a
 refusal or a warning. docs/preflight.md lists every check.
 """
@@ -17,7 +19,7 @@ from typing import Any
 
 from mlcc.preflight.facts import ModelFacts
 from mlcc.preflight.gpus import GpuSpec
-from mlcc.serving.engines import Engine
+from mlcc.serving.engines import PINNED_VERSIONS, Engine
 
 EAGLE_ALGORITHMS = frozenset({"eagle", "eagle2", "eagle3"})
 _BFLOAT16_NAMES = frozenset({"bfloat16", "bf16"})
@@ -32,20 +34,31 @@ class Finding:
 
 @cache
 def engine_tables() -> dict[str, Any]:
+    """engine -> release -> its lists (engine_models.json)."""
     text = resources.files(__package__).joinpath("engine_models.json").read_text()
     tables: dict[str, Any] = json.loads(text)
     return tables
 
 
-def _table(engine: Engine, name: str) -> Any:
-    return engine_tables()[engine.value][name]
+def release_tables(engine: Engine, version: str | None = None) -> dict[str, Any]:
+    """One release's lists (the pinned release's when None)."""
+    tables: dict[str, Any] = engine_tables()[engine.value][version or PINNED_VERSIONS[engine]]
+    return tables
+
+
+def _table(engine: Engine, name: str, version: str | None = None) -> Any:
+    return release_tables(engine, version)[name]
 
 
 def draft_fit(
-    engine: Engine, algorithm: str, target: ModelFacts, draft: ModelFacts | None
+    engine: Engine,
+    algorithm: str,
+    target: ModelFacts,
+    draft: ModelFacts | None,
+    version: str | None = None,
 ) -> list[Finding]:
-    """The draft against the target, per algorithm."""
-    findings = _target_support(engine, algorithm, target)
+    """The draft against the target, per algorithm, for the release `version`."""
+    findings = _target_support(engine, algorithm, target, version)
     if draft is None:
         return findings
     if algorithm in EAGLE_ALGORITHMS:
@@ -55,27 +68,31 @@ def draft_fit(
     return findings
 
 
-def _target_support(engine: Engine, algorithm: str, target: ModelFacts) -> list[Finding]:
+def _target_support(
+    engine: Engine, algorithm: str, target: ModelFacts, version: str | None
+) -> list[Finding]:
     name = target.architecture or target.model_type
-    if algorithm == "eagle3" and target.architecture not in _table(engine, "eagle3_targets"):
+    if algorithm == "eagle3" and target.architecture not in _table(
+        engine, "eagle3_targets", version
+    ):
         # vLLM: GPUModelRunner._setup_eagle3_aux_hidden_state_outputs raises "Model does not
         # support EAGLE3 interface" unless the target class implements SupportsEagle3.
         # SGLang: the model runner calls the target's set_eagle3_layers_to_capture.
         return [
             Finding(
                 "model",
-                f"{engine.value} {_version(engine)} runs EAGLE-3 only on targets that expose "
-                f"their hidden states to the head, and {name} is not one; use eagle, "
+                f"{engine.value} {_version(engine, version)} runs EAGLE-3 only on targets that "
+                f"expose their hidden states to the head, and {name} is not one; use eagle, "
                 "draft-model or ngram",
             )
         ]
     if algorithm == "mtp":
-        return _mtp_support(engine, target)
+        return _mtp_support(engine, target, version)
     return []
 
 
-def _mtp_support(engine: Engine, target: ModelFacts) -> list[Finding]:
-    known = set(_table(engine, "mtp_targets"))
+def _mtp_support(engine: Engine, target: ModelFacts, version: str | None) -> list[Finding]:
+    known = set(_table(engine, "mtp_targets", version))
     name = target.architecture or target.model_type
     # vLLM: SpeculativeConfig.hf_config_override turns these model types and architectures
     # into an MTP draft; any other target raises "Unsupported speculative method: 'mtp'" in
@@ -86,7 +103,7 @@ def _mtp_support(engine: Engine, target: ModelFacts) -> list[Finding]:
             Finding(
                 "speculativeAlgorithm",
                 f"mtp drafts with the target's own multi-token-prediction layers, and "
-                f"{engine.value} {_version(engine)} knows none for {name}; use eagle3, "
+                f"{engine.value} {_version(engine, version)} knows none for {name}; use eagle3, "
                 "draft-model or ngram",
             )
         ]
@@ -173,7 +190,9 @@ def head_format(draft: ModelFacts) -> tuple[str, str] | None:
 
 
 def _named(names: tuple[str, ...], kind: str, by_name: Callable[[str], bool]) -> str | None:
-    registered = {a for e in Engine for a in _table(e, "eagle_heads")[kind]}
+    registered = {
+        a for e in Engine for r in engine_tables()[e.value].values() for a in r["eagle_heads"][kind]
+    }
     return next((n for n in names if n in registered or by_name(n)), None)
 
 
@@ -281,8 +300,9 @@ def precision(
     gpu: GpuSpec,
     engine_args: dict[str, str],
     key: str,
+    version: str | None = None,
 ) -> list[Finding]:
-    """dtype and quantization against the GPU's compute capability."""
+    """dtype and quantization against the GPU's compute capability (release `version`)."""
     findings = []
     capability = gpu.compute_capability[0] * 10 + gpu.compute_capability[1]
     dtype = engine_args.get("dtype", "auto").lower()
@@ -310,7 +330,7 @@ def precision(
             )
         )
     method = (engine_args.get("quantization") or facts.quantization or "").lower()
-    needed = _table(engine, "quantization_min_capability").get(method)
+    needed = _table(engine, "quantization_min_capability", version).get(method)
     # vLLM ModelConfig._verify_quantization / SGLang ModelRunner: "The quantization method %s
     # is not supported for the current GPU. Minimum capability: %s".
     if needed is not None and capability < needed:
@@ -325,5 +345,5 @@ def precision(
     return findings
 
 
-def _version(engine: Engine) -> str:
-    return str(_table(engine, "version"))
+def _version(engine: Engine, version: str | None) -> str:
+    return str(_table(engine, "version", version))

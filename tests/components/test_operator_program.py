@@ -128,7 +128,9 @@ def test_the_custom_resources_replace_on_a_routing_change() -> None:
 def test_the_plan_headline_shows_the_operator_features() -> None:
     _, crs = run()
     resources = [PlannedResource(cr.type, cr.name, None, 1, cr.inputs, True) for cr in crs]
-    lines = headline("dev", {"aws:region": "us-east-1"}, resources, lambda env: (None, None))
+    lines = headline(
+        "dev", {"aws:region": "us-east-1"}, resources, lambda env, releases: (None, None)
+    )
     text = "\n".join(lines)
     assert "endpoint llama-kv (inference): vllm 0.27.1" in text
     assert "ml.g5.12xlarge|ml.g5.24xlarge x 1" in text

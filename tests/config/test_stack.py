@@ -122,7 +122,7 @@ def test_every_error_is_reported_at_once() -> None:
         ({"endpointName": "x" * 64}, "hp:endpointName"),
         (
             {"engine": "sglang", "engineVersion": "0.5.2", "speculativeAlgorithm": "ngram"},
-            "hp:speculativeAlgorithm",
+            "hp:engineVersion",
         ),
         ({"engineVersion": "9.9.9"}, "hp:engineVersion"),
         ({"namespace": "Not_Valid"}, "hp:namespace"),

@@ -135,7 +135,12 @@ def test_engine_arg_problem_never_raises(engine: str, flag: str, value: object) 
 
 
 def test_secret_flags_are_the_engines_secret_options_and_nothing_else() -> None:
-    known = {name for engine in contract.ENGINES for name in contract.ENGINE_LONG_OPTIONS[engine]}
+    known = {
+        name
+        for releases in contract.RELEASE_TABLES.values()
+        for table in releases.values()  # every supported release of either engine
+        for name in table.long_options
+    }
     assert known >= contract.SECRET_FLAGS
     assert {name for name in known if contract.is_secret_flag(name)} == contract.SECRET_FLAGS
     assert contract.is_secret_flag("--future-auth-token")  # a name no pinned engine has
@@ -305,6 +310,22 @@ def test_plan_reads_the_env_back_with_the_wrappers_rules() -> None:
     vllm, refused = speculative_flags({**env, "SM_SGLANG_SPECULATIVE_NUM_STEPS": " "})
     assert vllm == env["SM_VLLM_SPECULATIVE_CONFIG"]
     assert refused is not None and "SM_SGLANG_SPECULATIVE_NUM_STEPS: empty value" in refused
+
+
+def test_plan_reads_each_engine_at_the_endpoint_release() -> None:
+    from mlcc.cli.plan import speculative_flags
+
+    old, new = contract.SUPPORTED_VERSIONS["sglang"][0], contract.SUPPORTED_VERSIONS["sglang"][-1]
+    added = sorted(
+        set(contract.speculative_parameters("sglang", new))
+        - set(contract.speculative_parameters("sglang", old))
+    )
+    flag = next(f for f in added if contract.is_speculative_flag("sglang", f))
+    env = {"HP_SPECULATIVE_ALGORITHM": "eagle3", contract.env_variable("sglang", flag): "x"}
+    assert speculative_flags(env, {"sglang": new})[1] == f"--{flag} x"
+    refused = speculative_flags(env, {"sglang": old})[1]
+    assert refused is not None and f"is not a flag of sglang {old}" in refused
+    assert speculative_flags(env, {"sglang": "0.0.1"}) == speculative_flags(env)  # pinned
 
 
 @given(value=st.text() | st.sampled_from(["1" * 5000, "-x/y", "../x", "org/name", "/opt/m"]))

@@ -109,25 +109,59 @@ def test_sglang_flags_follow_the_dataclass_annotations(tmp_path: Path) -> None:
     }
 
 
+VLLM_SPECULATIVE = """
+MTPModelTypes = Literal["deepseek_mtp", "mtp"]
+EagleModelTypes = Literal["eagle", MTPModelTypes]
+SpeculativeMethod = Literal[EagleModelTypes]
+
+class SpeculativeConfig:
+    num_speculative_tokens: int = Field(default=None, gt=0)
+    method: SpeculativeMethod | None = None
+    registry: ClassVar[dict] = {}
+
+    def __post_init__(self):
+        logger.warning("method `%s` is deprecated and replaced with mtp.", self.method)
+"""
+SGLANG_SPEC_INFO = """
+class SpeculativeAlgorithm(Enum):
+    EAGLE = auto()
+    NGRAM = auto()
+    NONE = auto()
+"""
+SGLANG_SPEC_FIELD = """
+    speculative_algorithm: A[
+        Optional[str], "Speculative algorithm. Builtins: EAGLE, NEXTN.", NS("spec")
+    ] = None
+"""
+
+
 def fake_wheels(tmp_path: Path) -> tuple[Path, Path]:
     vllm = wheel(
         tmp_path / "vllm-0.27.1-x.whl",
         {
             "vllm/engine/arg_utils.py": VLLM_ARG_UTILS,
             "vllm/entrypoints/openai/cli_args.py": VLLM_CLI_ARGS,
+            "vllm/config/speculative.py": VLLM_SPECULATIVE,
         },
     )
+    server_args = SGLANG_SERVER_ARGS.replace(
+        "    plain_field: int = 0\n", "    plain_field: int = 0\n" + SGLANG_SPEC_FIELD.lstrip("\n")
+    )
     sglang = wheel(
-        tmp_path / "sglang-0.5.17-x.whl", {"sglang/srt/server_args.py": SGLANG_SERVER_ARGS}
+        tmp_path / "sglang-0.5.17-x.whl",
+        {
+            "sglang/srt/server_args.py": server_args,
+            "sglang/srt/speculative/spec_info.py": SGLANG_SPEC_INFO,
+        },
     )
     return vllm, sglang
 
 
 def test_the_generated_json_names_its_sources_and_versions(tmp_path: Path) -> None:
     script = load_script()
-    document = json.loads(script.rendered(script.document(*fake_wheels(tmp_path))))
+    document = json.loads(script.rendered(script.merged(None, list(fake_wheels(tmp_path)))))
     assert document["generated_by"] == "scripts/engine_flags.py"
-    vllm, sglang = document["engines"]["vllm"], document["engines"]["sglang"]
+    vllm, sglang = document["engines"]["vllm"]["0.27.1"], document["engines"]["sglang"]["0.5.17"]
     assert (vllm["version"], sglang["version"]) == ("0.27.1", "0.5.17")
     assert sglang["sources"] == ["sglang/srt/server_args.py"]
     assert vllm["long_options"] == sorted(vllm["long_options"])
@@ -139,33 +173,86 @@ def test_the_generated_json_names_its_sources_and_versions(tmp_path: Path) -> No
 def test_the_contract_loads_the_tables_the_script_writes(tmp_path: Path) -> None:
     script = load_script()
     written = tmp_path / "engine_flags.json"
-    written.write_text(script.rendered(script.document(*fake_wheels(tmp_path))))
+    written.write_text(script.rendered(script.merged(None, list(fake_wheels(tmp_path)))))
     tables = read_flag_tables(written)
-    assert tables["sglang"].long_options == (
+    assert tables["sglang"]["0.5.17"].long_options == (
         "context-length",
         "model-path",
         "public-name",
         "reasoning-parser",
+        "speculative-algorithm",
         "tp-size",
     )
-    assert tables["vllm"].aliases["-tp"] == "tensor-parallel-size"
+    assert tables["vllm"]["0.27.1"].aliases["-tp"] == "tensor-parallel-size"
+    assert tables["vllm"]["0.27.1"].speculative_names == frozenset({"eagle", "mtp", "deepseek_mtp"})
+    assert tables["vllm"]["0.27.1"].deprecated_names == frozenset({"deepseek_mtp"})
+    assert tables["sglang"]["0.5.17"].speculative_names == frozenset({"EAGLE", "NEXTN", "NGRAM"})
 
 
-def test_the_checked_in_tables_are_the_scripts_format_at_the_pinned_versions() -> None:
+def test_the_speculative_names_and_parameters_come_from_the_sources(tmp_path: Path) -> None:
+    script = load_script()
+    vllm, sglang = fake_wheels(tmp_path)
+    assert script.vllm_speculative(vllm) == {
+        "sources": ["vllm/config/speculative.py"],
+        "names": ["deepseek_mtp", "eagle", "mtp"],  # nested Literals flattened
+        "deprecated_names": ["deepseek_mtp"],  # "deprecated and replaced with mtp"
+        "parameters": {
+            "method": {"type": "SpeculativeMethod | None", "default": "None"},
+            "num_speculative_tokens": {"type": "int", "default": "Field(default=None, gt=0)"},
+        },
+    }
+    spec = script.sglang_speculative(sglang)
+    assert spec["names"] == ["EAGLE", "NEXTN", "NGRAM"]  # the enum but NONE, the help's builtins
+    assert spec["parameters"] == {
+        "speculative-algorithm": {"type": "Optional[str]", "default": "None"}
+    }
+
+
+def test_sglang_namespace_classes_add_their_fields(tmp_path: Path) -> None:
+    """SGLang 0.5.23: ServerArgs gathers its fields from the `_INPUT_NAMESPACES` classes."""
+    script = load_script()
+    sglang = wheel(
+        tmp_path / "sglang-0.5.23-x.whl",
+        {
+            "sglang/srt/server_args.py": (
+                "class ServerArgs:\n    pass\n_INPUT_NAMESPACES = [Spec]\n"
+            ),
+            "sglang/srt/arg_groups/fields/spec.py": (
+                "class Spec(msgspec.Struct):\n"
+                '    _NS_PATH = "spec"\n'
+                '    uno_lora_path: A[Optional[str], "Path."] = None\n'
+                "class Unlisted:\n"
+                '    other: A[int, "x"] = 0\n'
+            ),
+            "sglang/srt/speculative/spec_info.py": SGLANG_SPEC_INFO,
+        },
+    )
+    assert script.sglang_flags(sglang) == {"--uno-lora-path": "uno-lora-path"}
+    assert list(script.sglang_speculative(sglang)["parameters"]) == ["uno-lora-path"]
+
+
+def test_the_checked_in_tables_are_every_supported_release_as_the_script_writes_them() -> None:
     script = load_script()
     assert script.FLAGS_JSON == FLAGS_FILE
     document = json.loads(FLAGS_FILE.read_text())
     assert document["generated_by"] == "scripts/engine_flags.py" and document["about"]
-    for engine, table in document["engines"].items():
-        assert table["version"] == PINNED_VERSIONS[engine]
-        assert table["sources"] and table["long_options"] == sorted(set(table["long_options"]))
-        assert set(table["aliases"].values()) <= set(table["long_options"])
+    for engine, releases in document["engines"].items():
+        assert PINNED_VERSIONS[engine] in releases
+        for version, table in releases.items():
+            assert table["version"] == version
+            assert table["sources"] and table["long_options"] == sorted(set(table["long_options"]))
+            assert set(table["aliases"].values()) <= set(table["long_options"])
+            assert table["speculative"]["names"] and table["speculative"]["parameters"]
     assert script.rendered(document) == FLAGS_FILE.read_text()  # as the script writes it
 
 
 @pytest.mark.parametrize(
     "text",
-    ['{"engines": {"vllm": {}}}', '{"engines": {"vllm": {"version": "1", "long_options": [1]}}}'],
+    [
+        '{"engines": {"vllm": {}}}',
+        '{"engines": {"vllm": {"1": {"version": "1", "long_options": [1]}}}}',
+        '{"engines": {"vllm": {"1": {"version": "2"}}}}',
+    ],
 )
 def test_malformed_tables_are_one_value_error(text: str, tmp_path: Path) -> None:
     path = tmp_path / "engine_flags.json"

@@ -158,12 +158,29 @@ def test_an_unknown_flag_gets_a_did_you_mean_and_a_short_option_its_long_name() 
     assert short.stderr.strip().endswith("use its long name tensor-parallel-size")
 
 
-def test_a_prebuilt_image_of_another_version_checks_only_the_flag_shape() -> None:
-    env = {"HF_MODEL_ID": TARGET, "SM_VLLM_NEW_FLAG_OF_0_34": "1", "MLCC_ENGINE_VERSION": "0.34.0"}
-    assert "--new-flag-of-0-34" in dry_run_argv("vllm", env)
-    assert_refused(
-        run_serve("vllm", {**env, "MLCC_ENGINE_VERSION": ""}), "SM_VLLM_NEW_FLAG_OF_0_34"
-    )
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_each_release_image_takes_its_own_flags(engine: str) -> None:
+    """A flag one supported release added passes on its image and is refused on the other's,
+    naming that release; the image's release is MLCC_ENGINE_VERSION (unset: the pinned one)."""
+    old, new = contract.SUPPORTED_VERSIONS[engine][0], contract.SUPPORTED_VERSIONS[engine][-1]
+    old_flags = set(contract.release_table(engine, old).long_options)
+    new_flags = set(contract.release_table(engine, new).long_options)
+    added, dropped = sorted(new_flags - old_flags)[0], sorted(old_flags - new_flags)[0]
+    for flag, takes, refuses in ((added, new, old), (dropped, old, new)):
+        variable = contract.env_variable(engine, flag)
+        env = {"HF_MODEL_ID": TARGET, variable: "1"}
+        assert f"--{flag}" in dry_run_argv(engine, {**env, "MLCC_ENGINE_VERSION": takes})
+        refused = run_serve(engine, {**env, "MLCC_ENGINE_VERSION": refuses})
+        assert_refused(refused, variable)
+        assert f"is not a flag of {engine} {refuses}" in refused.stderr
+
+
+def test_an_image_of_an_unsupported_release_is_refused() -> None:
+    env = {"HF_MODEL_ID": TARGET, "MLCC_ENGINE_VERSION": "0.9.0"}
+    refused = run_serve("vllm", env)
+    assert_refused(refused, "MLCC_ENGINE_VERSION")
+    assert "not a supported release" in refused.stderr
+    assert ", ".join(contract.SUPPORTED_VERSIONS["vllm"]) in refused.stderr
 
 
 @pytest.mark.parametrize("engine", [None, "", "tgi", "vllm\x00", "v" * 5000, "\udcff"])

@@ -680,10 +680,9 @@ def test_a_known_newer_version_is_judged_by_its_own_names() -> None:
     assert refused.stderr.startswith(f"mlcc-serve: error: {ALGO}: ")
 
 
-def test_unknown_engine_version_skips_only_the_name_check() -> None:
-    env = {**SGLANG_EAGLE3, ALGO: "FUTURE", "MLCC_ENGINE_VERSION": "0.9.0"}
-    argv = dry_run_argv("sglang", env)
-    assert argv[argv.index("--speculative-algorithm") + 1] == "FUTURE"
-    result = run_serve("sglang", {**without(env, DRAFT), ALGO: "EAGLE3"})
+def test_an_unsupported_engine_version_is_refused_naming_the_supported_ones() -> None:
+    env = {**SGLANG_EAGLE3, "MLCC_ENGINE_VERSION": "0.9.0"}
+    result = run_serve("sglang", env)
     assert result.returncode == 2
-    assert result.stderr.startswith(f"mlcc-serve: error: {DRAFT}: ")
+    assert result.stderr.startswith("mlcc-serve: error: MLCC_ENGINE_VERSION: sglang '0.9.0'")
+    assert "supported: 0.5.17, 0.5.23" in result.stderr

@@ -90,7 +90,7 @@ def test_speculation_off_renders_no_speculative_variable(
                 "speculativeAlgorithm=ngram",
                 "speculativeModel=",
             ],
-            "hp:speculativeAlgorithm",
+            "hp:engineVersion",
         ),
         (["model="], "hp:model"),
     ],

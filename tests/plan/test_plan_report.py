@@ -56,7 +56,7 @@ def registered(*specs: tuple[str, str, str | None, Any]) -> list[Registered]:
     ]
 
 
-def flags(env: dict[str, str]) -> tuple[str | None, str | None]:
+def flags(env: dict[str, str], releases: dict[str, str]) -> tuple[str | None, str | None]:
     return f"<vllm {env['HP_SPECULATIVE_ALGORITHM']}>", "<sglang>"
 
 

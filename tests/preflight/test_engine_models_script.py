@@ -9,7 +9,8 @@ from pathlib import Path
 
 import engine_models as script
 
-from mlcc.preflight.rules import engine_tables
+from mlcc.engine_contract import SUPPORTED_VERSIONS
+from mlcc.preflight.rules import engine_tables, release_tables
 from mlcc.serving.engines import PINNED_VERSIONS, Engine
 
 # Minimal sources shaped like the engines' own (class hierarchies, registries, comparisons).
@@ -123,7 +124,8 @@ def wheel(path: Path, files: dict[str, str]) -> Path:
 def test_the_rules_are_read_from_the_sources(tmp_path: Path) -> None:
     vllm = wheel(tmp_path / "vllm-0.27.1-cp38-abi3-linux_x86_64.whl", VLLM_FILES)
     sglang = wheel(tmp_path / "sglang-0.5.17-py3-none-any.whl", SGLANG_FILES)
-    tables = json.loads(script.rendered(script.document(vllm, sglang)))
+    document = json.loads(script.rendered(script.merged(None, [vllm, sglang])))
+    tables = {engine: document[engine][version] for engine, version in PINNED_VERSIONS.items()}
     assert tables["vllm"] == {
         "version": "0.27.1",
         "eagle3_targets": ["LlamaForCausalLM", "Qwen3ForCausalLM"],  # Qwen3 through its base
@@ -146,8 +148,29 @@ def test_the_rules_are_read_from_the_sources(tmp_path: Path) -> None:
     }
 
 
-def test_the_checked_in_tables_are_the_pinned_engines() -> None:
+def test_a_release_is_added_beside_the_others_in_version_order(tmp_path: Path) -> None:
+    old = wheel(tmp_path / "sglang-0.5.17-py3-none-any.whl", SGLANG_FILES)
+    new = wheel(tmp_path / "sglang-0.5.23-py3-none-any.whl", SGLANG_FILES)
+    first = script.merged(None, [new])
+    both = script.merged(first, [old])
+    assert list(both["sglang"]) == ["0.5.17", "0.5.23"]  # type: ignore[call-overload]
+    assert both["sglang"]["0.5.23"] == first["sglang"]["0.5.23"]  # type: ignore[index]
+    assert list(script.without(both, "sglang", "0.5.23")["sglang"]) == ["0.5.17"]  # type: ignore[call-overload]
+
+
+def test_every_supported_release_has_its_model_lists() -> None:
     tables = engine_tables()
+    for engine in Engine:
+        assert list(tables[engine.value]) == list(SUPPORTED_VERSIONS[engine.value])
+        for version, table in tables[engine.value].items():
+            assert table["version"] == version
+            assert "LlamaForCausalLM" in table["eagle3_targets"]
+            assert table["mtp_targets"] and table["quantization_min_capability"]
+    assert script.rendered(tables) == script.MODELS_JSON.read_text()  # as the script writes it
+
+
+def test_the_checked_in_tables_are_the_pinned_engines() -> None:
+    tables = {e.value: release_tables(e) for e in Engine}
     for engine in Engine:
         table = tables[engine.value]
         assert table["version"] == PINNED_VERSIONS[engine]

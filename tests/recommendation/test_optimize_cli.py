@@ -302,22 +302,24 @@ def test_apply_refuses_a_job_that_failed(env: Env) -> None:
     assert env.stack_path.read_text() == STACK_FILE
 
 
-def test_apply_refuses_what_the_stack_engine_cannot_run(env: Env) -> None:
+def test_apply_refuses_a_recommendation_the_stack_cannot_use(env: Env) -> None:
+    # Every supported release runs the seed's algorithms (the release check itself:
+    # tests/recommendation/test_recommendation_choice.py); an EAGLE-3 recommendation without
+    # its head is refused before the stack file is touched.
     env.stack_path.write_text(
-        "config:\n  hp:engine: sglang\n  hp:engineVersion: 0.5.2\n"
+        "config:\n  hp:engine: sglang\n  hp:engineVersion: 0.5.17\n"
         "  hp:speculativeAlgorithm: eagle\n"
     )
     expect_describe(
         env.stubber,
         JOB,
         "Completed",
-        recommendations=[recommendation([speculative_detail({"method": "ngram"})])],
+        recommendations=[recommendation([speculative_detail({"method": "eagle3"})])],
         stack="dev",
     )
     assert env.run("--apply", JOB, "--stack", "dev") == 1
-    assert "does not fit this stack" in env.err.getvalue()
-    assert "hp:speculativeAlgorithm: ngram needs sglang 'NGRAM'" in env.err.getvalue()
-    assert "set hp:engineVersion to 0.5.3 or newer" in env.err.getvalue()
+    assert "eagle3 needs a draft model" in env.err.getvalue()
+    assert env.err.getvalue().rstrip().endswith("Pulumi.dev.yaml left unchanged")
 
 
 def test_apply_needs_a_stack(env: Env) -> None:

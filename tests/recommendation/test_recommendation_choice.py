@@ -12,11 +12,16 @@ from mlcc.recommendation.choice import (
     SpeculativeSource,
     choose_speculative,
 )
-from mlcc.serving.engines import Engine, release
+from mlcc.serving.engines import Engine, EngineRelease, release
 from mlcc.serving.speculative import SpeculativeSpec
 
 VLLM = (Engine.VLLM, release(Engine.VLLM))
-OLD_SGLANG = (Engine.SGLANG, release(Engine.SGLANG, "0.5.2"))
+# Every supported release accepts the seed's algorithms: a release value without NGRAM (as
+# SGLang was before 0.5.3) stands for one that does not.
+OLD_SGLANG = (
+    Engine.SGLANG,
+    EngineRelease(Engine.SGLANG, "0.5.2", release(Engine.SGLANG).speculative_names - {"NGRAM"}),
+)
 
 
 def recommended(**changes: Any) -> dict[str, Any]:

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from mlcc.config import stack
-from mlcc.serving.engines import Engine, release
+from mlcc.engine_contract.names import SPECULATIVE_NAMES
+from mlcc.serving.engines import Engine, EngineRelease, release
 from mlcc.serving.speculative import SpeculativeSpec, check, speculative_env
 
 VLLM_NEW = release(Engine.VLLM, "0.34.0")
@@ -20,15 +21,22 @@ def test_suffix_on_vllm_0_27_1_is_refused_naming_arctic_and_0_34_0() -> None:
     assert "set hp:engineVersion to 0.34.0 or newer" in errors[0].message
 
 
+# Every supported SGLang release runs DFLASH and DSPARK; the rule is shown on a table with one
+# older release that lacks each (the names of SGLang 0.5.8 and 0.5.12, as their wheels list them).
+OLDER = {"0.5.8": frozenset({"EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM"})}
+OLDER["0.5.12"] = OLDER["0.5.8"] | {"DFLASH", "FROZEN_KV_MTP"}
 NOT_YET = [("dflash", "0.5.8", "0.5.12"), ("dspark", "0.5.12", "0.5.17")]
 
 
 @pytest.mark.parametrize(("algorithm", "version", "first"), NOT_YET)
 def test_an_sglang_release_without_the_method_names_the_first_that_has_it(
-    algorithm: str, version: str, first: str
+    algorithm: str, version: str, first: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    table = {**OLDER, **SPECULATIVE_NAMES["sglang"]}
+    monkeypatch.setitem(SPECULATIVE_NAMES, "sglang", table)
     spec = SpeculativeSpec(algorithm, "org/draft")
-    errors = check(spec, Engine.SGLANG, release(Engine.SGLANG, version)).errors
+    older = EngineRelease(Engine.SGLANG, version, table[version])
+    errors = check(spec, Engine.SGLANG, older).errors
     assert [e.key for e in errors] == ["hp:speculativeAlgorithm"]
     assert f"sglang {version} does not accept" in errors[0].message
     assert f"set hp:engineVersion to {first} or newer" in errors[0].message

@@ -122,7 +122,10 @@ def test_speculation_off_is_an_empty_env() -> None:
 
 
 def test_an_engine_that_rejects_the_algorithm_gets_no_set() -> None:
-    old_sglang = release(Engine.SGLANG, "0.5.2")
+    # Every supported release accepts the seed's algorithms: a release value without NGRAM
+    # (as SGLang was before 0.5.3) stands for one that does not.
+    pinned = release(Engine.SGLANG)
+    old_sglang = EngineRelease(Engine.SGLANG, "0.5.2", pinned.speculative_names - {"NGRAM"})
     env = speculative_env(spec_for("ngram"), {Engine.SGLANG: old_sglang})
     assert "SM_VLLM_SPECULATIVE_CONFIG" in env
     assert not any(k.startswith("SM_SGLANG_") for k in env)
