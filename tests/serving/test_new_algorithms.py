@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from mlcc.config import stack
+from mlcc.engine_contract import ALGORITHMS, unrunnable_reason, version_key
 from mlcc.engine_contract.names import SPECULATIVE_NAMES
 from mlcc.serving.engines import Engine, EngineRelease, release
 from mlcc.serving.speculative import SpeculativeSpec, check, speculative_env
@@ -132,3 +134,36 @@ def test_an_endpoint_entry_sets_its_own_options_and_problems_name_the_entry() ->
         p.startswith("hp:endpoints[1].speculativeOptions.promptLookupMax: ") for p in problems
     )
     assert not any(p.startswith("hp:endpoints[0]") for p in problems)
+
+
+def test_the_readmes_first_release_column_agrees_with_the_supported_releases() -> None:
+    """Where the README's first release is a supported one, it is the first supported release
+    whose own table lists the algorithm's name and whose image can run it (older figures
+    predate the supported ones)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    rows = [
+        [cell.strip().strip("`") for cell in line.strip("|").split("|")]
+        for line in readme.splitlines()
+        if line.startswith("| `") and line.count("|") == 7
+    ]
+    checked = 0
+    for name, _vllm, _sglang, first, *_ in rows:
+        algorithm = ALGORITHMS.get(name)
+        if algorithm is None:
+            continue
+        for engine, shown in zip(("vllm", "sglang"), first.split(" / "), strict=True):
+            wanted = algorithm.engine_algorithm(engine)
+            table = SPECULATIVE_NAMES[engine]
+            having = [
+                v
+                for v in sorted(table, key=version_key)
+                if wanted in table[v] and unrunnable_reason(engine, v, wanted) is None
+            ]
+            if shown == "none":
+                assert not having, (name, engine)
+            elif shown in table:
+                assert having and having[0] == shown, (name, engine, shown)
+                checked += 1
+            else:  # older than every supported release: the supported ones all have it
+                assert len(having) == len(table), (name, engine, shown)
+    assert checked >= 10
