@@ -33,6 +33,11 @@ def budget_outcome(costing: cost.Costing, budget: Budget | None) -> Outcome:
         return Outcome()
     total = costing.total_per_hour
     if total is None:
+        # What was priced is a floor of the total: already over the budget, the stack is over.
+        known = costing.priced_per_hour
+        if not budget.allows(known):
+            message = over_budget_message(costing, budget, known, floor=True)
+            return Outcome(errors=(Problem(KEY, message),))
         missing = ", ".join(line.billed.item for line in costing.not_found)
         why = f"the price of {missing} was not found"
         return Outcome(unchecked=(Unchecked(KEY, f"the budget {budget}", why),))
@@ -41,14 +46,19 @@ def budget_outcome(costing: cost.Costing, budget: Budget | None) -> Outcome:
     return Outcome(errors=(Problem(KEY, over_budget_message(costing, budget, total)),))
 
 
-def over_budget_message(costing: cost.Costing, budget: Budget, total: Decimal) -> str:
+def over_budget_message(
+    costing: cost.Costing, budget: Budget, total: Decimal, *, floor: bool = False
+) -> str:
     month = total * prices.HOURS_PER_MONTH
     parts = "; ".join(
         f"{_label(line)} = {cost.usd(line.per_hour or Decimal(0))}/h" for line in costing.largest()
     )
+    costs = "costs at least" if floor else "costs"
+    missing = ", ".join(line.billed.item for line in costing.not_found)
+    unpriced = f" without {missing}, whose price was not found" if floor else ""
     return (
-        f"the stack costs {cost.usd(total)}/h ({cost.usd(month)}/month), over the budget "
-        f"{budget}; the largest parts: {parts}"
+        f"the stack {costs} {cost.usd(total)}/h ({cost.usd(month)}/month){unpriced}, over the "
+        f"budget {budget}; the largest parts: {parts}"
     )
 
 

@@ -208,6 +208,20 @@ def test_a_budget_the_plan_cannot_price_is_not_checked(
     assert plan(tmp_path, monkeypatch, "b", *strict) == 1
 
 
+def test_a_budget_the_priced_parts_alone_exceed_is_refused_naming_the_floor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without the instance price, what was priced is a floor: over the budget already."""
+    assert plan(tmp_path, monkeypatch, "a", "--set", "hp:budget=0.1/hour") == 1
+    err = capsys.readouterr().err
+    floor = EKS_USD + NAT_USD
+    assert (
+        f"error: hp:budget: the stack costs at least {money(floor)}/h "
+        f"({money(floor * 730)}/month) without {G5}, whose price was not found, over the "
+        "budget $0.1/hour; the largest parts: "
+    ) in err
+
+
 @pytest.mark.parametrize("given", ["40", "40/day", "-5/hour", "0/month", "forty/hour"])
 def test_a_malformed_budget_is_one_error_naming_the_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], given: str
