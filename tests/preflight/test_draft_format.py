@@ -8,16 +8,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import pulumi
 import pytest
 from aws_accounts import account_served, example_account
 from fake_hub import FakeHub
 from local_aws import LocalAWS
+from preview_run import hub_served, preview, speculative_stack
 from program_runs import IMAGE, REPO
 
 from mlcc.cli import main
 from mlcc.config import stack as config
-from mlcc.preflight import run
 from mlcc.preflight.facts import model_facts
 from mlcc.preflight.models import models_part
 from mlcc.preflight.outcome import Mode, settle
@@ -37,27 +36,11 @@ EAGLE1_UNDER_EAGLE3 = (
 )
 
 
-@pytest.fixture
-def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
-    monkeypatch.delenv("HF_TOKEN", raising=False)
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    with FakeHub() as served:
-        monkeypatch.setenv("HF_ENDPOINT", served.url)
-        yield served
+hub = pytest.fixture(hub_served, name="hub")
 
 
 def parsed(algorithm: str, draft: str, **more: str) -> config.Parsed:
-    values = {"aws:region": "us-east-1", "aws-native:region": "us-east-1"}
-    keys = {
-        "model": LLAMA_8B,
-        "speculativeAlgorithm": algorithm,
-        "speculativeModel": draft,
-        "maxModelLen": "8192",
-        **more,
-    }
-    values |= {f"hp:{k}": v for k, v in keys.items()}
-    return config.parse(values, stack="t", secret_keys={"hp:hfToken"})
+    return speculative_stack(algorithm, LLAMA_8B, draft, **more)
 
 
 def found(algorithm: str, draft: str) -> list[str]:
@@ -169,19 +152,6 @@ def test_mlcc_plan_preflight_refuses_and_plain_plan_keeps_the_name_warning(
     err = capsys.readouterr().err
     assert f"warning: hp:speculativeModel: {EAGLE3_HEAD} looks like an EAGLE-3 head" in err
     assert "error:" not in err
-
-
-def preview(stack: config.StackConfig, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """What the program's preflight logs and raises at `pulumi preview`."""
-    logged: list[str] = []
-    monkeypatch.setattr(pulumi.log, "warn", lambda message, *a, **k: logged.append(message))
-    monkeypatch.setattr(run, "PARTS", [run.models_part])  # the models; the account is elsewhere
-    monkeypatch.setattr(run.PROGRAM, "enabled", True)
-    try:
-        run.check_before_deploy(stack)
-    except pulumi.RunError as error:
-        logged += [f"error: {line}" for line in str(error).splitlines()[1:]]
-    return logged
 
 
 def test_pulumi_preview_refuses_and_the_name_warns_only_without_preflight(

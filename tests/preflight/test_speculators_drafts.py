@@ -10,17 +10,16 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import pulumi
 import pytest
 from aws_accounts import account_served, example_account
 from fake_hub import MODELS, FakeHub
 from local_aws import LocalAWS
+from preview_run import hub_served, preview, speculative_stack
 from program_runs import IMAGE, REPO
 from serve_harness import dry_run_argv
 
 from mlcc.cli import main
 from mlcc.config import stack as config
-from mlcc.preflight import run
 from mlcc.preflight.facts import NotAModelConfig, model_facts
 from mlcc.preflight.models import models_part
 from mlcc.preflight.outcome import Mode, settle
@@ -34,27 +33,11 @@ HEAD = "speculators-format/qwen3-moe-eagle3-head"  # speculative_tokens 3, eagle
 MISTRAL_HEAD = "speculators-format/mistral-123b-eagle3-head"  # hidden 12288, vocab 131072
 
 
-@pytest.fixture
-def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
-    monkeypatch.delenv("HF_TOKEN", raising=False)
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    with FakeHub() as served:
-        monkeypatch.setenv("HF_ENDPOINT", served.url)
-        yield served
+hub = pytest.fixture(hub_served, name="hub")
 
 
 def parsed(algorithm: str, draft: str = HEAD, target: str = QWEN_8B, **more: str) -> config.Parsed:
-    values = {"aws:region": "us-east-1", "aws-native:region": "us-east-1"}
-    keys = {
-        "model": target,
-        "speculativeAlgorithm": algorithm,
-        "speculativeModel": draft,
-        "maxModelLen": "8192",
-        **more,
-    }
-    values |= {f"hp:{k}": v for k, v in keys.items()}
-    return config.parse(values, stack="t", secret_keys={"hp:hfToken"})
+    return speculative_stack(algorithm, target, draft, **more)
 
 
 def checked(algorithm: str, **more: str) -> tuple[list[str], list[str], tuple[str, ...]]:
@@ -225,19 +208,6 @@ def test_mlcc_plan_preflight_reads_the_draft(
     assert plan(tmp_path, monkeypatch, "--preflight", *swap) == 1
     err = capsys.readouterr().err
     assert "error: hp:speculativeAlgorithm: is eagle, and the draft is a speculators-format" in err
-
-
-def preview(stack: config.StackConfig, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """What the program's preflight logs and raises at `pulumi preview`."""
-    logged: list[str] = []
-    monkeypatch.setattr(pulumi.log, "warn", lambda message, *a, **k: logged.append(message))
-    monkeypatch.setattr(run, "PARTS", [run.models_part])
-    monkeypatch.setattr(run.PROGRAM, "enabled", True)
-    try:
-        run.check_before_deploy(stack)
-    except pulumi.RunError as error:
-        logged += [f"error: {line}" for line in str(error).splitlines()[1:]]
-    return logged
 
 
 def test_pulumi_preview_refuses_the_contradiction_and_passes_the_fit(
