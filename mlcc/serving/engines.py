@@ -1,9 +1,9 @@
-"""The serving engines we support, the versions we pin, and what each version accepts.
+"""The serving engines we support, their supported releases, and what each release accepts.
 
 A typed layer over `mlcc.engine_contract`, which holds the data (it is shared with the serve
-images). The serve images are built FROM the official image at the pinned version; a prebuilt
-`hp:image` may carry another known version, declared with `hp:engineVersion`, and is then
-validated against it.
+images). `hp:engineVersion` selects one of the supported releases (the pinned one by default):
+the serve image is built FROM the official image of that release, or a prebuilt `hp:image`
+declares it, and every check then uses that release's own tables.
 """
 
 from __future__ import annotations
