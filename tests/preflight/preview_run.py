@@ -8,8 +8,12 @@ from pathlib import Path
 
 import pulumi
 import pytest
+from aws_accounts import account_served, example_account
 from fake_hub import FakeHub
+from local_aws import LocalAWS
+from program_runs import IMAGE, REPO
 
+from mlcc.cli import main
 from mlcc.config import stack as config
 from mlcc.preflight import run
 
@@ -50,3 +54,16 @@ def speculative_stack(algorithm: str, target: str, draft: str, **more: str) -> c
     }
     values |= {f"hp:{k}": v for k, v in keys.items()}
     return config.parse(values, stack="t", secret_keys={"hp:hfToken"})
+
+
+def aws_served(monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalAWS]:
+    """An account that passes the account checks, reached through AWS_ENDPOINT_URL."""
+    with account_served(monkeypatch, example_account()) as fake:
+        yield fake
+
+
+def plan_dev(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *extra: str) -> int:
+    """`mlcc plan` of the dev stack on a prebuilt image, with `extra` arguments."""
+    monkeypatch.chdir(REPO)
+    argv = ["plan", "--stack", "dev", "--out", str(tmp_path / "out"), "--set", f"hp:image={IMAGE}"]
+    return main([*argv, *extra])

@@ -5,17 +5,13 @@ config was read."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from aws_accounts import account_served, example_account
 from fake_hub import FakeHub
 from local_aws import LocalAWS
-from preview_run import hub_served, preview, speculative_stack
-from program_runs import IMAGE, REPO
+from preview_run import aws_served, hub_served, plan_dev, preview, speculative_stack
 
-from mlcc.cli import main
 from mlcc.config import stack as config
 from mlcc.preflight.facts import model_facts
 from mlcc.preflight.models import models_part
@@ -123,16 +119,8 @@ def test_the_format_comes_from_the_engines_registries_and_eagle3_fields(
         assert (shown[0], shown[1].split(" ")[0]) == expected
 
 
-@pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalAWS]:
-    with account_served(monkeypatch, example_account()) as fake:
-        yield fake
-
-
-def plan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *extra: str) -> int:
-    monkeypatch.chdir(REPO)
-    argv = ["plan", "--stack", "dev", "--out", str(tmp_path / "out"), "--set", f"hp:image={IMAGE}"]
-    return main([*argv, *extra])
+aws = pytest.fixture(aws_served, name="aws")
+plan = plan_dev
 
 
 def test_mlcc_plan_preflight_refuses_and_plain_plan_keeps_the_name_warning(

@@ -7,18 +7,14 @@ config, as vLLM does, through the real huggingface_hub client against the fake H
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from aws_accounts import account_served, example_account
 from fake_hub import MODELS, FakeHub
 from local_aws import LocalAWS
-from preview_run import hub_served, preview, speculative_stack
-from program_runs import IMAGE, REPO
+from preview_run import aws_served, hub_served, plan_dev, preview, speculative_stack
 from serve_harness import dry_run_argv
 
-from mlcc.cli import main
 from mlcc.config import stack as config
 from mlcc.preflight.facts import NotAModelConfig, model_facts
 from mlcc.preflight.models import models_part
@@ -178,17 +174,12 @@ def test_the_wrapper_passes_the_draft_with_method_and_count_filled() -> None:
     assert given == {"method": "eagle3", "model": HEAD, "num_speculative_tokens": 3}
 
 
-@pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalAWS]:
-    with account_served(monkeypatch, example_account()) as fake:
-        yield fake
+aws = pytest.fixture(aws_served, name="aws")
 
 
 def plan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *extra: str) -> int:
-    monkeypatch.chdir(REPO)
     swap = [f"hp:model={QWEN_8B}", f"hp:speculativeModel={HEAD}"]
-    argv = ["plan", "--stack", "dev", "--out", str(tmp_path / "out"), "--set", f"hp:image={IMAGE}"]
-    return main([*argv, *(a for s in swap for a in ("--set", s)), *extra])
+    return plan_dev(tmp_path, monkeypatch, *(a for s in swap for a in ("--set", s)), *extra)
 
 
 def test_mlcc_plan_preflight_reads_the_draft(
