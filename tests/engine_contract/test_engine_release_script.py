@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
+import engine_release as script
 import pytest
 
 from mlcc.engine_contract import PINNED_VERSIONS, SUPPORTED_VERSIONS, release_table
@@ -14,23 +12,12 @@ from mlcc.engine_contract import PINNED_VERSIONS, SUPPORTED_VERSIONS, release_ta
 REPO = Path(__file__).resolve().parents[2]
 
 
-def load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "engine_release", REPO / "scripts" / "engine_release.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_it_reads_the_pinned_versions_the_contract_has() -> None:
-    assert load_script().pinned_versions() == PINNED_VERSIONS
+    assert script.pinned_versions() == PINNED_VERSIONS
 
 
 def test_list_marks_the_pinned_release(capsys: pytest.CaptureFixture[str]) -> None:
-    assert load_script().main(["list"]) == 0
+    assert script.main(["list"]) == 0
     lines = capsys.readouterr().out.splitlines()
     for engine, line in zip(("vllm", "sglang"), lines, strict=True):
         shown = [
@@ -43,18 +30,17 @@ def test_list_marks_the_pinned_release(capsys: pytest.CaptureFixture[str]) -> No
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
 def test_a_pinned_release_cannot_be_removed(engine: str) -> None:
     with pytest.raises(SystemExit, match="is pinned"):
-        load_script().main(["remove", engine, PINNED_VERSIONS[engine]])
+        script.main(["remove", engine, PINNED_VERSIONS[engine]])
 
 
 def test_a_wheel_of_another_release_is_refused(tmp_path: Path) -> None:
     wheel = tmp_path / "vllm-0.27.1-cp38-abi3-manylinux_2_28_x86_64.whl"
     wheel.write_bytes(b"")
     with pytest.raises(SystemExit, match=r"is not a vllm-0\.34\.0-"):
-        load_script().main(["add", "vllm", "0.34.0", "--wheel", str(wheel)])
+        script.main(["add", "vllm", "0.34.0", "--wheel", str(wheel)])
 
 
 def test_the_review_names_what_a_release_added_and_dropped() -> None:
-    script = load_script()
     old, new = SUPPORTED_VERSIONS["sglang"][0], SUPPORTED_VERSIONS["sglang"][-1]
     lines = script.review(script.load("engine_flags"), "sglang", new)
     added = (
