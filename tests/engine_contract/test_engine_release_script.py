@@ -9,8 +9,6 @@ import pytest
 
 from mlcc.engine_contract import PINNED_VERSIONS, SUPPORTED_VERSIONS, release_table
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 def test_it_reads_the_pinned_versions_the_contract_has() -> None:
     assert script.pinned_versions() == PINNED_VERSIONS
