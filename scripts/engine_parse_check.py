@@ -31,9 +31,12 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 SEED_ALGORITHMS = ("draft-model", "eagle", "eagle2", "eagle3", "ngram", "mtp")
+DRAFT = "org/draft-model"
+IMAGE = "registry/image:tag"
 BASE = {
     "hp:model": "meta-llama/Llama-3.1-8B-Instruct",
     "aws:region": "us-east-1",
@@ -84,7 +87,9 @@ for argv in json.load(sys.stdin):
 """
 
 
-def rendered_argv(engine: str, version: str, algorithm: str) -> list[str]:
+def rendered_spec(engine: str, version: str, algorithm: str) -> dict[str, Any]:
+    """The InferenceEndpointConfig spec of a one-endpoint stack of that engine release and
+    seed algorithm (the combinations tests/manifest/test_release_combinations.py checks)."""
     sys.path.insert(0, str(REPO))
     from mlcc import engine_contract as contract
     from mlcc.config.stack import parse
@@ -98,11 +103,18 @@ def rendered_argv(engine: str, version: str, algorithm: str) -> list[str]:
         "hp:speculativeNumTokens": "3",
     }
     if contract.ALGORITHMS[algorithm].needs_draft:
-        values["hp:speculativeModel"] = "org/draft-model"
+        values["hp:speculativeModel"] = DRAFT
     config = parse(values, stack="dev").config
     (endpoint,) = config.endpoints
-    spec = endpoint_spec(from_endpoint(config, endpoint), "image", endpoint.speculative)
-    worker = spec["worker"]
+    if endpoint.engine_release.version != version:
+        raise SystemExit(f"engine_parse_check: {engine} {version} is not a supported release")
+    return endpoint_spec(from_endpoint(config, endpoint), IMAGE, endpoint.speculative)
+
+
+def rendered_argv(engine: str, version: str, algorithm: str) -> list[str]:
+    from mlcc import engine_contract as contract
+
+    worker = rendered_spec(engine, version, algorithm)["worker"]
     assert isinstance(worker, dict)
     env = {e["name"]: e["value"] for e in worker["environmentVariables"] if "value" in e}
     env |= {contract.ENGINE_ENV: engine, contract.ENGINE_VERSION_ENV: version}

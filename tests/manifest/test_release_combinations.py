@@ -5,8 +5,8 @@ an image of that release would (MLCC_ENGINE_VERSION)."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
+import engine_parse_check
 import pytest
 from crd_schema import assert_valid_manifest
 from manifest_samples import BASE, CRD
@@ -14,10 +14,9 @@ from serve_harness import serve
 
 from mlcc import engine_contract as contract
 from mlcc.config.stack import parse
-from mlcc.manifest.workload import API_VERSION, KIND, endpoint_spec, from_endpoint
+from mlcc.manifest.workload import API_VERSION, KIND
 
 SEED_ALGORITHMS = ("draft-model", "eagle", "eagle2", "eagle3", "ngram", "mtp")
-DRAFT = "org/draft-model"
 COMBINATIONS = [
     (engine, version, algorithm)
     for engine in contract.ENGINES
@@ -28,25 +27,11 @@ COMBINATIONS = [
 
 def rendered_env(engine: str, version: str, algorithm: str) -> dict[str, str]:
     """The container env of the one endpoint of a stack on that engine release."""
-    values = {
-        **BASE,
-        "hp:engine": engine,
-        "hp:engineVersion": version,
-        "hp:speculativeAlgorithm": algorithm,
-        "hp:speculativeNumTokens": "3",
-    }
-    if contract.ALGORITHMS[algorithm].needs_draft:
-        values["hp:speculativeModel"] = DRAFT
-    config = parse(values, stack="dev").config
-    (endpoint,) = config.endpoints
-    assert endpoint.engine_release.version == version
-    spec: dict[str, Any] = endpoint_spec(
-        from_endpoint(config, endpoint), "registry/image:tag", endpoint.speculative
-    )
+    spec = engine_parse_check.rendered_spec(engine, version, algorithm)
     manifest = {
         "apiVersion": API_VERSION,
         "kind": KIND,
-        "metadata": {"name": endpoint.name, "namespace": config.namespace},
+        "metadata": {"name": "hp-dev", "namespace": "inference"},
         "spec": spec,
     }
     assert_valid_manifest(manifest, CRD)
