@@ -80,6 +80,20 @@ def run_stack_list(
     return stacks
 
 
+def run_step(
+    script: str, env: dict[str, str], cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """A workflow step's `run` script as the runner runs it (bash -eo pipefail)."""
+    return subprocess.run(
+        ["bash", "-eo", "pipefail", "-c", script],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
 def stack_files_in(directory: Path) -> list[str]:
     return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in directory.glob("Pulumi.*.yaml"))
 
@@ -323,14 +337,7 @@ def test_deploy_verifies_the_endpoints_serve_after_up(tmp_path: Path) -> None:
         tool.chmod(0o755)
     env = {**os.environ, "PATH": f"{fake_bin}{os.pathsep}{os.environ['PATH']}"}
     env |= {"STACK": "org/dev", "STACK_FILE": "dev", "RUNNER_TEMP": str(tmp_path)}
-    result = subprocess.run(
-        ["bash", "-eo", "pipefail", "-c", steps[verify]["run"]],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = run_step(steps[verify]["run"], env, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     kubeconfig = tmp_path / "kubeconfig-dev"
     assert calls.read_text(encoding="utf-8").splitlines() == [
@@ -416,13 +423,7 @@ def test_a_stack_missing_from_the_backend_is_one_clear_error_before_the_command(
     fake.chmod(0o755)
     env = {**os.environ, "PATH": f"{fake_bin}{os.pathsep}{os.environ['PATH']}", "STACK": "dev"}
     env["BACKEND_URL"] = ""
-    result = subprocess.run(
-        ["bash", "-eo", "pipefail", "-c", steps[check]["run"]],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = run_step(steps[check]["run"], env)
     assert result.returncode == 1
     assert result.stdout.startswith("::error title=No stack dev::")
     assert "no stack named 'dev' found" in result.stdout
@@ -490,14 +491,7 @@ def test_the_preview_posts_the_cost_change_of_the_plan_diff(tmp_path: Path) -> N
         tool.chmod(0o755)
     env = {**os.environ, "PATH": f"{fake_bin}{os.pathsep}{os.environ['PATH']}"}
     env |= {"STACK_FILE": "dev", "PR": "7", "RUNNER_TEMP": str(tmp_path), "HEAD_PLAN": head_plan}
-    result = subprocess.run(
-        ["bash", "-eo", "pipefail", "-c", post["run"]],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = run_step(post["run"], env, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert calls.read_text(encoding="utf-8").splitlines() == [
         f"mlcc plan --stack dev --preflight --out {tmp_path}/plan-base (in base)",
