@@ -10,27 +10,20 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mlcc.config.pod_names import deployment_pods_regex
+from mlcc.deploy.snapshot import dotted
 from mlcc.deploy.verify import pod_name
 from mlcc.facts.operator import DEPLOYMENT_NAME_FIELD, POD_NAME_LABEL, POD_SELECTOR_FIELD
 
 
 def pod_selector(endpoint: Mapping[str, Any]) -> str | None:
     """The label selector of the endpoint's pods (the CRD's scale subresource publishes it)."""
-    selector = _status_field(endpoint, POD_SELECTOR_FIELD)
+    selector = dotted(endpoint, POD_SELECTOR_FIELD)
     return str(selector) if selector else None
-
-
-def _status_field(endpoint: Mapping[str, Any], path: str) -> object:
-    """A dotted field of the object (`status.deploymentStatus.name`), None when absent."""
-    found: object = endpoint
-    for part in path.split("."):
-        found = found.get(part) if isinstance(found, Mapping) else None
-    return found
 
 
 def unselected_pods_how(endpoint: Mapping[str, Any], name: str) -> str:
     """How `endpoint_pods` chose, for the line that names the pods."""
-    deployment = _status_field(endpoint, DEPLOYMENT_NAME_FIELD) or name
+    deployment = dotted(endpoint, DEPLOYMENT_NAME_FIELD) or name
     return (
         f"label {POD_NAME_LABEL}={name} or Deployment {deployment}'s pod names "
         "(the endpoint publishes no status.selector)"
@@ -44,7 +37,7 @@ def endpoint_pods(
     (label `app` = its name), and its Deployment's pods, named as Kubernetes names them (the
     Deployment of status.deploymentStatus.name, else of the endpoint's name), never a twin's
     `<name>-baseline-...` pods. docs/operator-facts.md."""
-    deployments = {name, str(_status_field(endpoint, DEPLOYMENT_NAME_FIELD) or name)}
+    deployments = {name, str(dotted(endpoint, DEPLOYMENT_NAME_FIELD) or name)}
     patterns = []
     for deployment in sorted(deployments):
         try:

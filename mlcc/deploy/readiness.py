@@ -15,7 +15,13 @@ from typing import Any, Literal
 
 from mlcc.deploy import verify
 from mlcc.deploy.pods import last_event, live_pods, pod_ready, pod_signs, worker_name
-from mlcc.deploy.registration import field_value, registration_signs, standing, unlisted
+from mlcc.deploy.registration import (
+    conditions_message,
+    field_value,
+    registration_signs,
+    standing,
+    unlisted,
+)
 from mlcc.deploy.snapshot import LogRequest, Sign, Snapshot, Target, one_line
 from mlcc.facts.operator import DEPLOYMENT_OVERALL_STATE, ENDPOINT_STATE
 
@@ -77,20 +83,14 @@ def _int(value: object, default: int) -> int:
 
 
 def operator_message(endpoint: Mapping[str, Any]) -> str:
-    """What the operator says about its state: the deployment status, else the conditions (a
-    failing one first, else the latest with a message)."""
+    """What the operator says about its state: the deployment status, else the conditions (the
+    newest failing one, else the newest with a message)."""
     status = _status(endpoint)
     deployment = status.get("deploymentStatus")
     deployment = deployment if isinstance(deployment, Mapping) else {}
     parts = [str(deployment[k]) for k in ("reason", "message") if deployment.get(k)]
     if not parts:
-        conditions = [
-            c for c in status.get("conditions") or [] if isinstance(c, Mapping) and c.get("message")
-        ]
-        failing = [c for c in conditions if str(c.get("status")) == "False"]
-        latest = sorted(conditions, key=lambda c: str(c.get("lastTransitionTime") or ""))
-        chosen = failing[:1] or latest[-1:]
-        parts = [str(c.get(k)) for c in chosen for k in ("reason", "message") if c.get(k)]
+        return conditions_message(status)
     return one_line(": ".join(parts))
 
 

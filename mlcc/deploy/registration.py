@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mlcc.deploy.snapshot import one_line
+from mlcc.deploy.snapshot import dotted, one_line
 from mlcc.facts.operator import (
     CONDITION_FAILING,
     DNS_HEALTH,
@@ -55,10 +55,7 @@ def registrations(spec: Mapping[str, Any]) -> Registrations:
 
 def field_value(status: Mapping[str, Any], field: StateField) -> object:
     """The value at `field.path` (which starts at `status.`), None when any part is absent."""
-    found: object = status
-    for part in field.path.split(".")[1:]:
-        found = found.get(part) if isinstance(found, Mapping) else None
-    return found
+    return dotted(status, field.path.removeprefix("status."))
 
 
 def standing(field: StateField, value: object) -> Standing:

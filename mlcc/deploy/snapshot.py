@@ -22,6 +22,14 @@ _EXPLAINING = re.compile(
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
+def dotted(found: object, path: str) -> object:
+    """The value at a dotted `path` (`deploymentStatus.name`) of a JSON-shaped object, None
+    when any part is absent or not a map."""
+    for part in path.split("."):
+        found = found.get(part) if isinstance(found, Mapping) else None
+    return found
+
+
 @dataclass(frozen=True)
 class Target:
     """One endpoint to wait for: where it is, what it must run, the generation just applied."""
