@@ -23,9 +23,9 @@ from mlcc.deploy.registration import (
     unlisted,
 )
 from mlcc.deploy.snapshot import LogRequest, Sign, Snapshot, Target, one_line
+from mlcc.deploy.verify import READY_STATE
 from mlcc.facts.operator import DEPLOYMENT_OVERALL_STATE, ENDPOINT_STATE
 
-READY_STATE = ENDPOINT_STATE.ready[0]
 FAILED_STATE = ENDPOINT_STATE.failed[0]
 _FAILED_ADVICE = "fix the cause and run `pulumi up` again"
 
