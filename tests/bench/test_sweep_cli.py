@@ -142,8 +142,8 @@ def test_apply_writes_the_schedule_to_the_stack_file(
     shutil.copy(REPO / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
     stack_file = tmp_path / "Pulumi.lab.yaml"
     stack_file.write_text(
-        "config:\n  aws:region: us-east-1  # the region\n  aws-native:region: us-east-1\n  hp:model: org/m\n"
-            "  hp:engine: vllm\n"
+        "config:\n  aws:region: us-east-1  # the region\n  aws-native:region: us-east-1\n"
+        "  hp:model: org/m\n  hp:engine: vllm\n"
         "  hp:speculativeAlgorithm: ngram\n  hp:speculativeNumTokens: 4\n  hp:baseline: true\n"
     )
     with (
@@ -156,8 +156,8 @@ def test_apply_writes_the_schedule_to_the_stack_file(
     schedule = load(tmp_path / "out")["recommendation"]["schedule"]
     text = stack_file.read_text()
     assert text.startswith(
-        "config:\n  aws:region: us-east-1  # the region\n  aws-native:region: us-east-1\n  hp:model: org/m\n"
-            "  hp:engine: vllm\n"
+        "config:\n  aws:region: us-east-1  # the region\n  aws-native:region: us-east-1\n"
+        "  hp:model: org/m\n  hp:engine: vllm\n"
     )
     from ruamel.yaml import YAML
 
