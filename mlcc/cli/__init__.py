@@ -22,7 +22,7 @@ SUBCOMMAND_MODULES = {
     "plan": "mlcc.cli.plan",
     "verify": "mlcc.cli.verify",
     "optimize": "mlcc.cli.optimize",
-    "bench": "mlcc.cli.bench",
+    "bench": "mlcc.cli.bench_sweep",  # mlcc.cli.bench's parser, with the sweep's flags
 }
 
 

@@ -61,13 +61,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--model", help="served model name (default with --stack: hp:model)")
     parser.add_argument("--engine", choices=("vllm", "sglang"), help="default: from the metrics")
     parser.add_argument(
-        "--requests", default="50", metavar="N", help=f"default 50, at most {inputs.MAX_REQUESTS}"
+        "--requests",
+        metavar="N",
+        help=f"default 50, at most {inputs.MAX_REQUESTS} (a sweep: the least a repeat sends, "
+        "default 16)",
     )
     parser.add_argument(
         "--concurrency",
         default="4",
         metavar="C",
-        help=f"default 4, at most {inputs.MAX_CONCURRENCY}",
+        help=f"default 4, at most {inputs.MAX_CONCURRENCY}; a list (1,4,16,64) sweeps the "
+        "levels against the baseline twin",
     )
     parser.add_argument(
         "--max-tokens", default="256", metavar="T", help=f"default 256, at most {inputs.MAX_TOKENS}"
@@ -174,7 +178,9 @@ def _numbers(args: argparse.Namespace) -> Numbers:
     """The counts and seconds, each within its bound (mlcc/bench/inputs.py)."""
     try:
         return Numbers(
-            requests=_flag("--requests", inputs.whole_number, args.requests, inputs.MAX_REQUESTS),
+            requests=_flag(
+                "--requests", inputs.whole_number, _or(args.requests, "50"), inputs.MAX_REQUESTS
+            ),
             concurrency=_flag(
                 "--concurrency", inputs.whole_number, args.concurrency, inputs.MAX_CONCURRENCY
             ),
@@ -353,3 +359,7 @@ def _write_and_print(
     lines.append(f"wrote {path}" + (f" and {plot_path}" if plot_path else ""))
     print("\n".join(printable(line) for line in lines))
     return path
+
+
+def _or(given: str | None, default: str) -> str:
+    return default if given is None else given

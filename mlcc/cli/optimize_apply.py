@@ -22,7 +22,7 @@ from mlcc.cli.optimize_context import (
 )
 from mlcc.engine_contract.values import printable
 from mlcc.recommendation.parsing import JobStatus, RecommendedSpeculation, top_recommendation
-from mlcc.stackfiles.edit import set_config_keys
+from mlcc.stackfiles.edit import Value, set_config_keys
 from mlcc.userfiles import UserFileError, write_text
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ def _speculative_values(
     }
 
 
-def write_stack_keys(path: Path, values: Mapping[str, str | int]) -> list[str]:
+def write_stack_keys(path: Path, values: Mapping[str, Value]) -> list[str]:
     """Set hp:<key> in the stack file, keeping every other byte (comments, order, line endings),
     written in one step by mlcc.userfiles (its permission bits and a symbolic link kept)."""
     text = read_stack_text(path)

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 PROJECT = "hp"
 DEFAULT_INDENT = 2
 ScalarValue = str | int
+# A list of flat maps of whole numbers (hp:speculativeSchedule), written one flow map a line.
+ListValue = list[dict[str, int]]
+Value = ScalarValue | ListValue
 
 # `key:` at the start of a (stripped) line: plain or quoted key, then ':' and a space or the end.
 _KEY_LINE = re.compile(r"""(?P<key>"[^"]*"|'[^']*'|[^\s#'"][^#]*?):(?=\s|$)""")
@@ -34,7 +37,7 @@ class _Entry:
     end: int  # index after its last line (continuation lines of a block value included)
 
 
-def set_config_keys(text: str, values: Mapping[str, ScalarValue]) -> tuple[str, list[str]]:
+def set_config_keys(text: str, values: Mapping[str, Value]) -> tuple[str, list[str]]:
     """Set `hp:<key>` (or a bare `<key>` already present) for each key; returns (text, changes)."""
     current = _load_config(text)
     lines = text.splitlines(keepends=True)
@@ -48,11 +51,11 @@ def set_config_keys(text: str, values: Mapping[str, ScalarValue]) -> tuple[str, 
         qualified = f"{PROJECT}:{key}"
         target = key if key in current and qualified not in current else qualified
         if target in current and current[target] == value:
-            changes.append(f"{qualified}: {value!r} (unchanged)")
+            changes.append(f"{qualified}: {_shown(value)} (unchanged)")
             continue
         lines = _set_line(lines, config_line, target, value, newline)
-        was = f"was {current[target]!r}" if target in current else "new"
-        changes.append(f"{qualified}: {value!r} ({was})")
+        was = f"was {_shown(current[target])}" if target in current else "new"
+        changes.append(f"{qualified}: {_shown(value)} ({was})")
     new_text = "".join(lines)
     written = _load_config(new_text)
     wrong = [key for key, value in values.items() if _value_of(written, key) != value]
@@ -62,6 +65,30 @@ def set_config_keys(text: str, values: Mapping[str, ScalarValue]) -> tuple[str, 
             "`pulumi config set`"
         )
     return new_text, changes
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_flow_map(item) for item in value) + "]"
+    return repr(value)
+
+
+def _flow_map(item: object) -> str:
+    """`{from: 1, to: 8, tokens: 5}`: plain keys, whole numbers (anything else as repr)."""
+    if not isinstance(item, dict):
+        return repr(item)
+    return "{" + ", ".join(f"{key}: {_shown_item(v)}" for key, v in item.items()) + "}"
+
+
+def _shown_item(value: object) -> str:
+    return render_scalar(value) if isinstance(value, int | str) else repr(value)
+
+
+def _list_lines(value: ListValue, indent: int, newline: str) -> list[str]:
+    for item in value:
+        if not all(_PLAIN_SCALAR.fullmatch(key) and type(v) is int for key, v in item.items()):
+            raise StackEditError(f"cannot write {_shown(value)} as a list of flow maps")
+    return [f"{' ' * (indent + DEFAULT_INDENT)}- {_flow_map(item)}{newline}" for item in value]
 
 
 def render_scalar(value: ScalarValue) -> str:
@@ -90,7 +117,7 @@ def _escaped(char: str) -> str:
 
 
 def _set_line(
-    lines: list[str], config_line: int, key: str, value: ScalarValue, newline: str
+    lines: list[str], config_line: int, key: str, value: Value, newline: str
 ) -> list[str]:
     entries = _entries(lines, config_line)
     entry = next((e for e in entries if e.key == key), None)
@@ -98,6 +125,9 @@ def _set_line(
         indent = _indent(lines[entries[0].first]) if entries else DEFAULT_INDENT
         at = entries[-1].end if entries else config_line + 1
         lines = _ensure_final_newline(lines[:at], newline) + lines[at:]
+        if isinstance(value, list):
+            block = [f"{' ' * indent}{key}:{newline}", *_list_lines(value, indent, newline)]
+            return [*lines[:at], *block, *lines[at:]]
         new_line = f"{' ' * indent}{key}: {render_scalar(value)}{newline}"
         return [*lines[:at], new_line, *lines[at:]]
     line = lines[entry.first]
@@ -109,6 +139,9 @@ def _set_line(
     rest = body[len(head) :] if entry.end - entry.first == 1 else ""
     comment = _inline_comment(rest)
     old_scalar = rest[: len(rest) - len(comment)].strip()
+    if isinstance(value, list):
+        block = [f"{head}{comment}{ending}", *_list_lines(value, _indent(body), ending)]
+        return [*lines[: entry.first], *block, *lines[entry.end :]]
     new_line = f"{head} {_render_like(value, old_scalar)}{comment}{ending}"
     return [*lines[: entry.first], new_line, *lines[entry.end :]]
 

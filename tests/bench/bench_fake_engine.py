@@ -90,6 +90,7 @@ class QuietServer(ThreadingHTTPServer):
     written after the headers would wait for the client's delayed ACK, up to 40 ms."""
 
     daemon_threads = True
+    request_queue_size = 128  # a sweep connects up to its concurrency at once
 
     def get_request(self) -> tuple[socket.socket, Any]:
         connection, address = super().get_request()
