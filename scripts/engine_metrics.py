@@ -29,9 +29,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-METRICS_JSON = (
-    Path(__file__).resolve().parents[1] / "mlcc" / "facts" / "engine_metrics.json"
-)
+METRICS_JSON = Path(__file__).resolve().parents[1] / "mlcc" / "facts" / "engine_metrics.json"
 GENERATOR = "scripts/engine_metrics.py"
 ABOUT = (
     "Do not edit: generated from the engines' wheels (scripts/engine_release.py add ENGINE "
@@ -80,9 +78,8 @@ def pair_names(scope: ast.AST, prefix: str) -> list[str]:
     for node in ast.walk(scope):
         if isinstance(node, ast.Tuple) and node.elts:
             first = node.elts[0]
-            if isinstance(first, ast.Constant) and isinstance(first.value, str):
-                if first.value.startswith(prefix):
-                    names.append(first.value)
+            if isinstance(first, ast.Constant) and str(first.value).startswith(prefix):
+                names.append(str(first.value))
     return names
 
 
