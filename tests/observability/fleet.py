@@ -86,7 +86,7 @@ def scraped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scraped]:
     targets = [Target(p.name, p.fake.port, {"namespace": NAMESPACE, "pod": p.name}) for p in pods]
     prometheus = start_prometheus(targets, folder)
     try:
-        prometheus.wait_for_samples([t.job for t in targets], count=4)
+        prometheus.wait_for_samples([t.job for t in targets], count=20)
         yield Scraped(prometheus, pods)
     finally:
         prometheus.stop()

@@ -60,7 +60,7 @@ class RunningPrometheus:
         while time.monotonic() < deadline:
             found = {
                 r["metric"]["job"]: float(r["value"][1])
-                for r in self.query(f"count_over_time(up[{count * 4}s]) and up == 1")
+                for r in self.query(f"count_over_time(up[{count * 3}s]) and up == 1")
             }
             if all(found.get(job, 0) >= count for job in jobs):
                 return
