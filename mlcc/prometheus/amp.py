@@ -1,6 +1,7 @@
 """An Amazon Managed Service for Prometheus workspace as a query `Source`: its URL, and each
 request signed with SigV4 (service `aps`) by botocore's own signer, with the credentials and
-region botocore finds (environment, profile, SSO, instance role; `AWS_REGION`/the profile).
+region botocore finds (environment, profile, SSO, instance role; the region from
+`AWS_DEFAULT_REGION` or the profile, else `AWS_REGION`, else the stack's `aws:region`).
 
 The workspace's query URL is `https://aps-workspaces.<region>.amazonaws.com/workspaces/<id>`
 (AWS, Amazon Managed Service for Prometheus User Guide, "Query your Prometheus metrics";
@@ -40,7 +41,11 @@ def workspace_source(workspace: str, fallback_region: str | None) -> Source:
         region: str | None = match.group("region")
         workspace_id = match.group("id")
     elif _WORKSPACE_ID.fullmatch(workspace):
-        region = session.get_config_variable("region") or fallback_region
+        region = (
+            session.get_config_variable("region")  # AWS_DEFAULT_REGION, the profile's region
+            or os.environ.get("AWS_REGION")
+            or fallback_region
+        )
         workspace_id = workspace
     else:
         raise AmpSetupError(
@@ -49,8 +54,8 @@ def workspace_source(workspace: str, fallback_region: str | None) -> Source:
         )
     if not region:
         raise AmpSetupError(
-            "no AWS region for the AMP workspace: set AWS_REGION, a profile's region, or "
-            "aws:region in the stack file"
+            "no AWS region for the AMP workspace: set AWS_DEFAULT_REGION or AWS_REGION, a "
+            "profile's region, or aws:region in the stack file"
         )
     root = os.environ.get(ENDPOINT_VARIABLE) or f"https://aps-workspaces.{region}.amazonaws.com"
     credentials = session.get_credentials()

@@ -4,20 +4,24 @@ The fleet (namespace `team`), each pod a fake /metrics with the release's real m
 - `spec-v` (vLLM 0.34.0, text only, as vLLM answers): two pods, queue 3 and 4, speculative
   counters; its twin `spec-v-baseline`, speculation off, queue 100 (never counted for spec-v);
 - `spec-s` (SGLang 0.5.23, negotiating: Prometheus 2.42 gets OpenMetrics, `sglang_*` names);
-- `spec-t` (SGLang 0.5.17 answering text, as it does to a scraper that asks for text).
+- `spec-t` (SGLang 0.5.17 answering text, as it does to a scraper that asks for text);
+- `spec-r` (as one `spec-v` pod, but its counters restart from 0 six seconds in).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 from metrics_fake import MetricsFake, series_of
 from prometheus_harness import RunningPrometheus, Target, start_prometheus
 
+from mlcc.config import stack as stack_config
+from mlcc.config.endpoints import EndpointConfig
 from mlcc.facts.engine_metrics import engine_metrics
+from mlcc.serving.engines import Engine
 
 NAMESPACE = "team"
 WINDOW = "1m"
@@ -70,7 +74,14 @@ def fleet() -> list[Pod]:
         Pod("spec-v-baseline", "spec-v-baseline-6f9d4c8b7-k2x9m", _vllm(100.0, False)),
         Pod("spec-s", "spec-s-7c9d5b8f6-m4n2p", _sglang("0.5.23", 5.0, negotiate=True)),
         Pod("spec-t", "spec-t-8b6c9d5f7-p7q2r", _sglang("0.5.17", 6.0, negotiate=False)),
+        Pod("spec-r", "spec-r-9c7d6b5f8-r2t4v", _restarted(_vllm(1.0, speculative=True))),
     ]
+
+
+def _restarted(fake: MetricsFake) -> MetricsFake:
+    """An engine that restarts 6 s in: its counters start again from 0."""
+    fake.reset_at = 6.0
+    return fake
 
 
 @dataclass(frozen=True)
@@ -92,3 +103,20 @@ def scraped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scraped]:
         prometheus.stop()
         for pod in pods:
             pod.fake.stop()
+
+
+def endpoint(name: str, engine: str, speculative: bool) -> EndpointConfig:
+    """An endpoint of a parsed stack, renamed to one of the fleet's."""
+    values = {
+        "hp:engine": engine,
+        "hp:model": "meta-llama/Llama-3.1-8B-Instruct",
+        "hp:image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/serve:1",
+        "hp:namespace": NAMESPACE,
+        "aws:region": "us-east-1",
+        "aws-native:region": "us-east-1",
+    }
+    if speculative:
+        values |= {"hp:speculativeAlgorithm": "ngram", "hp:speculativeNumTokens": "3"}
+    parsed = stack_config.parse(values, stack="dev").config
+    assert parsed.primary.engine is Engine(engine)
+    return replace(parsed.primary, name=name)
