@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STACK ?= dev
 
-.PHONY: plan test lint typecheck schema
+.PHONY: plan test lint typecheck schema prometheus
 
 # First run only (again when pyproject.toml changes): say what takes minutes, and let pip show
 # each package as it downloads and installs instead of staying silent.
@@ -37,5 +37,17 @@ typecheck: $(BIN)/mlcc
 # The suite runs on every core and one worker more (`-n auto` in pyproject.toml, see
 # tests/conftest.py); `-n 0` in PYTEST_ARGS runs it in one process.
 PYTEST_ARGS ?=
-test: lint typecheck
+test: lint typecheck prometheus
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The tests start a real Prometheus on 127.0.0.1 (tests/observability/): Debian's package, which
+# brings /usr/bin/prometheus and promtool. Installed here when missing (as root, or with sudo).
+prometheus:
+	@if [ ! -x /usr/bin/prometheus ]; then \
+	  echo "==> Installing Prometheus for the tests (apt-get install prometheus)"; \
+	  sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  $$sudo apt-get update -qq >/dev/null && \
+	  $$sudo apt-get install -y -qq --no-install-recommends prometheus >/dev/null || \
+	  echo "==> Could not install Prometheus: the tests that need it will fail; see README.md"; \
+	fi

@@ -11,7 +11,9 @@ then writes the release's generated tables beside the other releases':
 
 - mlcc/engine_contract/engine_flags.json (scripts/engine_flags.py): the flag table, the
   speculative names and their parameters (the contract, the config checks and the wrapper);
-- mlcc/preflight/engine_models.json (scripts/engine_models.py): the model lists preflight reads.
+- mlcc/preflight/engine_models.json (scripts/engine_models.py): the model lists preflight reads;
+- mlcc/facts/engine_metrics.json (scripts/engine_metrics.py): the Prometheus metrics
+  the release defines (names, types, source files), which bench, scaling and verify read.
 
 It then prints what the release changed against the nearest older supported release (flags,
 names, parameters) for the review the new tables need before they are committed
@@ -111,7 +113,7 @@ def review(flags: ModuleType, engine: str, version: str) -> list[str]:
 
 
 def add(engine: str, version: str, wheel: Path | None) -> int:
-    flags, models = load("engine_flags"), load("engine_models")
+    flags, models, metrics = load("engine_flags"), load("engine_models"), load("engine_metrics")
     with tempfile.TemporaryDirectory(prefix="engine-release-") as folder:
         path = (
             checked_wheel(engine, version, wheel)
@@ -120,11 +122,14 @@ def add(engine: str, version: str, wheel: Path | None) -> int:
         )
         flags_document = flags.merged(flags.read_document(), [path])
         models_document = models.merged(models.read_document(), [path])
+        metrics_document = metrics.merged(metrics.read_document(), [path])
     flags.FLAGS_JSON.write_text(flags.rendered(flags_document))
     models.MODELS_JSON.write_text(models.rendered(models_document))
+    metrics.METRICS_JSON.write_text(metrics.rendered(metrics_document))
     print(
-        f"engine_release: wrote {engine} {version} into {flags.FLAGS_JSON.name} and "
-        f"{models.MODELS_JSON.name}; review the changes before committing:"
+        f"engine_release: wrote {engine} {version} into {flags.FLAGS_JSON.name}, "
+        f"{models.MODELS_JSON.name} and {metrics.METRICS_JSON.name}; review the changes "
+        "before committing:"
     )
     print("\n".join(review(flags, engine, version)))
     return 0
@@ -136,12 +141,16 @@ def remove(engine: str, version: str) -> int:
             f"engine_release: {engine} {version} is pinned (PINNED_VERSIONS in "
             "mlcc/engine_contract/names.py); pin another release first"
         )
-    flags, models = load("engine_flags"), load("engine_models")
+    flags, models, metrics = load("engine_flags"), load("engine_models"), load("engine_metrics")
     flags_document, models_document = flags.read_document(), models.read_document()
-    if flags_document is None or models_document is None:
+    metrics_document = metrics.read_document()
+    if flags_document is None or models_document is None or metrics_document is None:
         raise SystemExit("engine_release: the generated tables are missing")
     flags.FLAGS_JSON.write_text(flags.rendered(flags.without(flags_document, engine, version)))
     models.MODELS_JSON.write_text(models.rendered(models.without(models_document, engine, version)))
+    metrics.METRICS_JSON.write_text(
+        metrics.rendered(metrics.without(metrics_document, engine, version))
+    )
     print(f"engine_release: removed {engine} {version}")
     return 0
 

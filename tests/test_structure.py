@@ -167,6 +167,7 @@ PACKAGE_RANKS = {
     "recommendation": 5,
     "deploy": 5,
     "bench": 5,
+    "prometheus": 5,
     "components": 6,
     "plan": 7,
     "cli": 8,

@@ -39,19 +39,29 @@ from mlcc.bench.prometheus import (
     counter_delta_by_label,
     gauge_values,
 )
+from mlcc.facts.engine_metrics import metric, releases
 
-VLLM_DRAFTS = "vllm:spec_decode_num_drafts"
-VLLM_DRAFT_TOKENS = "vllm:spec_decode_num_draft_tokens"
-VLLM_ACCEPTED_TOKENS = "vllm:spec_decode_num_accepted_tokens"
-VLLM_ACCEPTED_PER_POSITION = "vllm:spec_decode_num_accepted_tokens_per_pos"
 
-SGLANG_VERIFY_CALLS = "sglang:spec_verify_calls_total"
-SGLANG_GENERATION_TOKENS = "sglang:generation_tokens_total"
-SGLANG_REQUESTS = "sglang:num_requests_total"
-SGLANG_ACCEPT_LENGTH = "sglang:spec_accept_length"
-SGLANG_ACCEPT_RATE = "sglang:spec_accept_rate"
-SGLANG_NUM_DRAFT_TOKENS = "sglang:spec_num_draft_tokens"
-SGLANG_NUM_STEPS = "sglang:spec_num_steps"
+def _defined(engine: str, name: str) -> str:
+    """A metric name every supported release of the engine defines (mlcc/facts/engine_metrics.json,
+    from the wheels); a counter without the `_total` that `series` matches either way."""
+    for version in releases(engine):
+        metric(engine, version, name)  # UnknownMetric (at import) if a release lacks it
+    return name
+
+
+VLLM_DRAFTS = _defined("vllm", "vllm:spec_decode_num_drafts")
+VLLM_DRAFT_TOKENS = _defined("vllm", "vllm:spec_decode_num_draft_tokens")
+VLLM_ACCEPTED_TOKENS = _defined("vllm", "vllm:spec_decode_num_accepted_tokens")
+VLLM_ACCEPTED_PER_POSITION = _defined("vllm", "vllm:spec_decode_num_accepted_tokens_per_pos")
+
+SGLANG_VERIFY_CALLS = _defined("sglang", "sglang:spec_verify_calls")
+SGLANG_GENERATION_TOKENS = _defined("sglang", "sglang:generation_tokens")
+SGLANG_REQUESTS = _defined("sglang", "sglang:num_requests")
+SGLANG_ACCEPT_LENGTH = _defined("sglang", "sglang:spec_accept_length")
+SGLANG_ACCEPT_RATE = _defined("sglang", "sglang:spec_accept_rate")
+SGLANG_NUM_DRAFT_TOKENS = _defined("sglang", "sglang:spec_num_draft_tokens")
+SGLANG_NUM_STEPS = _defined("sglang", "sglang:spec_num_steps")
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-from mlcc.cli import verify_wait
+from mlcc.cli import verify_live, verify_wait
 from mlcc.config import stack as stack_config
 from mlcc.config.endpoints import EndpointConfig
 from mlcc.deploy.cluster import DEFAULT_REQUEST_TIMEOUT_S, Cluster, api_reason, within
@@ -38,6 +38,7 @@ from mlcc.deploy.verify import (
 from mlcc.deploy.waiter import WaitSettings
 from mlcc.engine_contract.values import printable, shown_value
 from mlcc.facts.operator import GROUP, PLURAL, VERSION
+from mlcc.prometheus.amp import AmpSetupError
 from mlcc.stackfiles import resolve as stackfiles
 from mlcc.userfiles import shown_path
 
@@ -125,10 +126,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=verify_wait.seconds,
         default=DEFAULT_REQUEST_TIMEOUT_S,
         metavar="SECONDS",
-        help=f"give up on a Kubernetes API request after this long (default: "
+        help=f"give up on a Kubernetes API or Prometheus request after this long (default: "
         f"{DEFAULT_REQUEST_TIMEOUT_S:g})",
     )
     verify_wait.add_arguments(parser)
+    verify_live.add_arguments(parser)
     parser.add_argument(
         "--project-dir", type=Path, default=Path("."), help="folder with Pulumi.yaml (default: .)"
     )
@@ -172,12 +174,31 @@ def run(
             apis.cluster, namespace, endpoints, minutes, wait_timings
         ):
             return EXIT_FAILED
-    passed = [_verify_one(apis, namespace, endpoint, len(endpoints) > 1) for endpoint in endpoints]
+    live = _live_checks(args, region, namespace, endpoints) if verify_live.wanted(args) else {}
+    passed = [
+        _verify_one(apis, namespace, endpoint, len(endpoints) > 1, live.get(endpoint.name))
+        for endpoint in endpoints
+    ]
     return EXIT_OK if all(passed) else EXIT_FAILED
 
 
+def _live_checks(
+    args: argparse.Namespace, region: str | None, namespace: str, endpoints: list[EndpointConfig]
+) -> dict[str, Check]:
+    """The `live` check of each endpoint (mlcc/cli/verify_live.py)."""
+    try:
+        source = verify_live.source_of(args, region)
+    except AmpSetupError as error:
+        return {e.name: verify_live.setup_failure(error) for e in endpoints}
+    return verify_live.live_checks(args, source, namespace, endpoints, args.request_timeout)
+
+
 def _verify_one(
-    apis: KubernetesApis, namespace: str, endpoint: EndpointConfig, headed: bool
+    apis: KubernetesApis,
+    namespace: str,
+    endpoint: EndpointConfig,
+    headed: bool,
+    live: Check | None = None,
 ) -> bool:
     """Print one endpoint's checks (under its name when the stack has several)."""
     try:
@@ -188,6 +209,7 @@ def _verify_one(
         # An answer shaped unlike the API's objects (a list where a status map belongs, ...).
         reason = " ".join(f"{type(error).__name__}: {error}".split())[:200]
         checks = [Check("cluster", False, f"the Kubernetes API's answer is malformed: {reason}")]
+    checks += [live] if live is not None else []
     if headed:
         print(f"{endpoint.name}:")
     for check in checks:  # details quote the cluster's answers: control characters escaped

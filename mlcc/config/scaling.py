@@ -15,6 +15,8 @@ from typing import Any
 
 from mlcc.config import pod_names
 from mlcc.config import scaling_limits as limits
+from mlcc.engine_contract import PINNED_VERSIONS
+from mlcc.facts import engine_metrics
 from mlcc.serving.engines import ENV_PREFIXES, Engine
 
 Issue = tuple[str, str]
@@ -297,11 +299,12 @@ def _got(value: object) -> str:
     return f"got {_shown(value)}{quoted}"
 
 
-# Both engines serve Prometheus text on the API port (CONTAINER_PORT in mlcc/manifest/workload.py).
+# Both engines serve /metrics on the API port (CONTAINER_PORT in mlcc/manifest/workload.py).
 METRICS_PATH = "/metrics"
 METRICS_PORT = 8080
 METRICS_SCRAPE_INTERVAL_SECONDS = 15
-# Requests admitted but not yet running, per engine (a gauge; summed over the replicas).
+# Requests admitted but not yet running, per engine (a gauge; summed over the replicas): names
+# from the releases' code (mlcc/facts/engine_metrics.json), written for every format it serves.
 QUEUE_DEPTH_METRICS = {
     Engine.VLLM: "vllm:num_requests_waiting",
     Engine.SGLANG: "sglang:num_queue_reqs",
@@ -309,7 +312,12 @@ QUEUE_DEPTH_METRICS = {
 
 
 def autoscaling_spec(
-    settings: Autoscaling, *, endpoint_name: str, namespace: str, engine: str
+    settings: Autoscaling,
+    *,
+    endpoint_name: str,
+    namespace: str,
+    engine: str,
+    version: str | None = None,
 ) -> dict[str, object]:
     """The InferenceEndpointConfig's `autoScalingSpec` (the operator makes a KEDA ScaledObject)."""
     spec: dict[str, object] = {
@@ -318,7 +326,7 @@ def autoscaling_spec(
     }
     if settings.metric is ScalingMetric.QUEUE_DEPTH:
         spec["prometheusTrigger"] = _queue_depth_trigger(
-            settings, endpoint_name, namespace, Engine(engine)
+            settings, endpoint_name, namespace, Engine(engine), version
         )
     else:
         spec["cloudWatchTrigger"] = dict(
@@ -346,16 +354,18 @@ def _invocations_trigger(settings: Autoscaling, endpoint_name: str) -> dict[str,
 
 
 def _queue_depth_trigger(
-    settings: Autoscaling, endpoint_name: str, namespace: str, engine: Engine
+    settings: Autoscaling, endpoint_name: str, namespace: str, engine: Engine, version: str | None
 ) -> dict[str, object]:
     # The operator names the model pods after the endpoint: this endpoint's pods, not its twin's
     # (mlcc/config/pod_names.py); `or vector(0)`: no series = idle.
-    selector = f'namespace="{namespace}",pod=~"{pod_names.deployment_pods_regex(endpoint_name)}"'
+    matchers = f'namespace="{namespace}",pod=~"{pod_names.deployment_pods_regex(endpoint_name)}"'
+    release = version or PINNED_VERSIONS[engine.value]
+    queue = engine_metrics.metric(engine.value, release, QUEUE_DEPTH_METRICS[engine])
     return {
         "name": "engine-queue-depth",
         "serverAddress": settings.prometheus_server,
         "namespace": namespace,
-        "query": f"sum({QUEUE_DEPTH_METRICS[engine]}{{{selector}}}) or vector(0)",
+        "query": f"sum({engine_metrics.selector(queue, matchers)}) or vector(0)",
         "metricType": "Average",
         "targetValue": settings.target_value,
     }

@@ -170,6 +170,7 @@ def endpoint_spec(
             endpoint_name=workload.endpoint_name,
             namespace=workload.namespace,
             engine=workload.engine.value,
+            version=workload.engine_version,
         )
     rendered: dict[str, Any] = {
         "modelName": workload.endpoint_name,

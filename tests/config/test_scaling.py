@@ -304,9 +304,14 @@ def test_invocations_trigger_reads_the_registered_sagemaker_endpoint() -> None:
     }
 
 
+# vLLM's /metrics answers text only (colons kept); SGLang's negotiates, and OpenMetrics writes
+# the sample `sglang_num_queue_reqs` (mlcc/facts/exposition.py): its selector matches both.
 @pytest.mark.parametrize(
     ("engine", "gauge"),
-    [(Engine.VLLM, "vllm:num_requests_waiting"), (Engine.SGLANG, "sglang:num_queue_reqs")],
+    [
+        (Engine.VLLM, "vllm:num_requests_waiting{"),
+        (Engine.SGLANG, '{__name__=~"sglang[:_]num_queue_reqs",'),
+    ],
 )
 def test_queue_depth_trigger_sums_the_engine_gauge_over_the_endpoint_pods(
     engine: Engine, gauge: str
@@ -318,7 +323,7 @@ def test_queue_depth_trigger_sums_the_engine_gauge_over_the_endpoint_pods(
         "name": "engine-queue-depth",
         "serverAddress": AMP,
         "namespace": "team",
-        "query": f'sum({gauge}{{namespace="team",pod=~"hp-b-{POD}{{1,10}}-{POD}{{5}}"}})'
+        "query": f'sum({gauge}namespace="team",pod=~"hp-b-{POD}{{1,10}}-{POD}{{5}}"}})'
         " or vector(0)",
         "metricType": "Average",
         "targetValue": 3.0,

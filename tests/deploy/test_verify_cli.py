@@ -350,3 +350,44 @@ current-context: hp
     pod_dict = apis.to_dict(v1_pod(POD, [{"name": "A", "value": "1"}]))
     assert pod_dict["metadata"]["name"] == POD
     assert pod_dict["spec"]["containers"][1]["env"] == [{"name": "A", "value": "1"}]
+
+
+def test_live_figures_join_the_checks_and_a_floor_above_them_fails_the_run(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from prometheus_fake import PrometheusFake
+    from test_live_hostile import healthy
+
+    fake = PrometheusFake(healthy).start()
+    try:
+        assert run(healthy_cluster(), project, "--prometheus", fake.url) == 0
+        assert capsys.readouterr().out.splitlines()[-1] == (
+            "PASS live: acceptance 60.0%, mean accepted length 2.80, 40.0 output tokens/s over "
+            f"the last 5 min (Prometheus {fake.url})"
+        )
+        floor = ("--acceptance-floor", "0.75", "--window-minutes", "2")
+        assert run(healthy_cluster(), project, "--prometheus", fake.url, *floor) == 1
+        last = capsys.readouterr().out.splitlines()[-1]
+        assert last.startswith("FAIL live: acceptance 60.0%")
+        assert last.endswith(f"below the floor 75% (--acceptance-floor) (Prometheus {fake.url})")
+        window = ("[120s]", "offset 120s")
+        for query in fake.queries[-5:]:
+            assert 'namespace="inference",pod=~"hp-dev-' in query
+            assert any(w in query for w in window), query
+    finally:
+        fake.stop()
+
+
+def test_a_live_source_that_cannot_be_used_is_one_fail_line(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(healthy_cluster(), project, "--amp-workspace", "not-a-workspace") == 1
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "FAIL live: cannot ask for live figures: --amp-workspace must be a workspace ID (ws-...) "
+        "or its query URL (https://aps-workspaces.<region>.amazonaws.com/workspaces/ws-...), got "
+        "'not-a-workspace'"
+    )
+    with pytest.raises(SystemExit) as usage:
+        parse("--prometheus", "http://x", "--acceptance-floor", "60")
+    assert usage.value.code == 2
+    assert "must be between 0 and 1 (0.5 = 50%), got 60" in capsys.readouterr().err

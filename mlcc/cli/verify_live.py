@@ -1,0 +1,115 @@
+"""`mlcc verify --prometheus URL | --amp-workspace ID`: each endpoint's live figures over the last
+minutes (acceptance rate, mean accepted length, output tokens/s), one `PASS|FAIL live:` line per
+endpoint, FAIL when acceptance is below `--acceptance-floor` or the figures cannot be read
+(docs/verify.md, "Live figures"). The figures are in mlcc/prometheus/live.py, the HTTP in
+mlcc/prometheus/api.py, the AMP signing in mlcc/prometheus/amp.py."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+from functools import partial
+
+from mlcc.config.endpoints import EndpointConfig
+from mlcc.deploy.verify import Check
+from mlcc.prometheus.amp import AmpSetupError, workspace_source
+from mlcc.prometheus.api import Sample, Source, instant_query
+from mlcc.prometheus.live import live_figures, scope_of, summary
+
+DEFAULT_WINDOW_MINUTES = 5
+MIN_WINDOW_MINUTES, MAX_WINDOW_MINUTES = 0.25, 24 * 60
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--prometheus",
+        metavar="URL",
+        help="a Prometheus to read live figures from (its API root, e.g. http://localhost:9090)",
+    )
+    where.add_argument(
+        "--amp-workspace",
+        metavar="ID|URL",
+        help="an Amazon Managed Service for Prometheus workspace (ws-... or its query URL), "
+        "queried with SigV4 and the usual AWS credentials and region",
+    )
+    parser.add_argument(
+        "--window-minutes",
+        type=_minutes,
+        default=DEFAULT_WINDOW_MINUTES,
+        metavar="MINUTES",
+        help=f"live figures over the last MINUTES, {MIN_WINDOW_MINUTES:g} to "
+        f"{MAX_WINDOW_MINUTES} (default: {DEFAULT_WINDOW_MINUTES})",
+    )
+    parser.add_argument(
+        "--acceptance-floor",
+        type=_fraction,
+        metavar="RATE",
+        help="fail when a speculative endpoint's live acceptance rate is below RATE (0-1)",
+    )
+
+
+def wanted(args: argparse.Namespace) -> bool:
+    return bool(args.prometheus or args.amp_workspace)
+
+
+def source_of(args: argparse.Namespace, region: str | None) -> Source:
+    """Raises AmpSetupError (one line) when the AMP workspace cannot be signed for."""
+    if args.amp_workspace:
+        return workspace_source(args.amp_workspace, region)
+    url = str(args.prometheus).rstrip("/")
+    if not url.startswith(("http://", "https://")):
+        raise AmpSetupError(f"--prometheus must be an http(s) URL, got {url!r}")
+    return Source(url, shown=f"Prometheus {url}")
+
+
+def live_checks(
+    args: argparse.Namespace,
+    source: Source,
+    namespace: str,
+    endpoints: Sequence[EndpointConfig],
+    timeout_s: float,
+) -> dict[str, Check]:
+    """Each endpoint's `live` check, all queries evaluated at one time."""
+    at = time.time()
+    ask = partial(_ask, source, at, timeout_s)
+    window_s = round(args.window_minutes * 60)
+    checks = {}
+    for endpoint in endpoints:
+        figures = live_figures(
+            scope_of(endpoint, namespace, window_s), endpoint.speculative is not None, ask
+        )
+        passed, detail = summary(figures, args.acceptance_floor, window_s)
+        checks[endpoint.name] = Check("live", passed, f"{detail} ({source.name})")
+    return checks
+
+
+def setup_failure(error: AmpSetupError) -> Check:
+    return Check("live", False, f"cannot ask for live figures: {error}")
+
+
+def _ask(source: Source, at: float, timeout_s: float, expr: str) -> list[Sample]:
+    return instant_query(source, expr, at, timeout_s)
+
+
+def _minutes(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of minutes: {text!r}") from None
+    if not MIN_WINDOW_MINUTES <= value <= MAX_WINDOW_MINUTES:  # NaN fails too
+        raise argparse.ArgumentTypeError(
+            f"must be {MIN_WINDOW_MINUTES:g} to {MAX_WINDOW_MINUTES} minutes, got {text}"
+        )
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1 (0.5 = 50%), got {text}")
+    return value
