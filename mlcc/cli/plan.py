@@ -130,8 +130,9 @@ def run(args: argparse.Namespace) -> int:
     outputs = _portable(dict(sorted(program_outputs.items())), project_dir)
     resources = [_portable_resource(r, project_dir) for r in resources]
     cost = _cost()
+    observed, observed_line = _observability(args.stack, values)
     try:
-        plan_out.write_plan(args.out, resources, outputs, _asset_json, cost)
+        plan_out.write_plan(args.out, resources, outputs, _asset_json, cost, observed)
     except UserFileError as error:
         return _usage_error(str(error))
     try:
@@ -140,6 +141,8 @@ def run(args: argparse.Namespace) -> int:
         )
         print()
         _print(f"wrote {args.out / PLAN_FILE} and {args.out / plan_out.MANIFESTS}/")
+        if observed_line is not None:
+            _print(f"{observed_line} (in {args.out}/)")
         sys.stdout.flush()
     except BrokenPipeError:  # `mlcc plan | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -269,6 +272,21 @@ def _print_report(
         _print("outputs:")
         for line in plan_report.output_lines(outputs):
             _print(line)
+
+
+def _observability(stack: str, values: Any) -> tuple[dict[str, str], str | None]:
+    """hp:observability's importable files and headline line (docs/observability.md); the
+    program already parsed the same values without a problem."""
+    from mlcc.config import stack as config
+    from mlcc.observability import delivery
+
+    parsed = config.parse(
+        values.values,
+        stack=stack,
+        secret_keys=values.secret_keys,
+        environment_region=config.environment_region(),
+    ).config
+    return delivery.files(parsed), delivery.headline(parsed)
 
 
 def _cost() -> dict[str, Any] | None:
