@@ -137,12 +137,16 @@ def run(args: argparse.Namespace) -> int:
         return _usage_error(str(error))
     try:
         _print_report(
-            args.stack, values.values, resources, outputs, (baseline_plan, cost), args.diff
+            args.stack,
+            values.values,
+            resources,
+            outputs,
+            (baseline_plan, cost),
+            args.diff,
+            observed_line,
         )
         print()
         _print(f"wrote {args.out / PLAN_FILE} and {args.out / plan_out.MANIFESTS}/")
-        if observed_line is not None:
-            _print(f"{observed_line} (in {args.out}/)")
         sys.stdout.flush()
     except BrokenPipeError:  # `mlcc plan | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -242,6 +246,7 @@ def _print_report(
     outputs: dict[str, Any],
     plans: tuple[dict[str, Any] | None, dict[str, Any] | None],
     diff_dir: Path | None,
+    observability_line: str | None = None,
 ) -> None:
     baseline_plan, cost = plans
     baseline = baseline_plan["resources"] if baseline_plan is not None else None
@@ -251,6 +256,8 @@ def _print_report(
         _print(line)
     for line in cost_report.headline_lines(cost):
         _print(line)
+    if observability_line is not None:  # hp:observability (docs/observability.md)
+        _print(observability_line)
     if baseline_plan is None or baseline is None:
         print()
         _print(f"resources ({len(resources)}):")
