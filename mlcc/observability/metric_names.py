@@ -15,7 +15,7 @@ taken here from each engine's own code at the supported releases (paths inside t
   `sglang:spec_accept_rate`, `sglang:spec_accept_length`. SGLang answers in the format the
   scraper asks for; under OpenMetrics prometheus_client writes `sglang_<name>`, so every SGLang
   selector matches both spellings (`sglang_selector`).
-- kube-state-metrics, `docs/pod-metrics.md` (kubernetes/kube-state-metrics):
+- kube-state-metrics, its `pod-metrics.md` documentation page (kubernetes/kube-state-metrics):
   `kube_pod_status_ready{namespace, pod, condition="true"|"false"|"unknown"}`, a gauge.
 """
 
