@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from mlcc.config.endpoints import EndpointConfig
 from mlcc.config.infrastructure import resource_base_name
-from mlcc.config.stack import EndpointConfig, StackConfig, may_speculate
+from mlcc.config.stack import StackConfig, may_speculate
 from mlcc.observability.promql import Series
 
 # The importable files `mlcc plan --out DIR` writes (relative to DIR), when hp:observability is on.
