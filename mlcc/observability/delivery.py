@@ -20,7 +20,6 @@ from typing import Any
 
 from mlcc.config.observability import Target
 from mlcc.config.stack import StackConfig
-from mlcc.observability.dashboard import dashboard_json
 from mlcc.observability.rules import prometheus_rule, rule_file
 from mlcc.observability.view import DASHBOARD_FILE, RULES_FILE, dashboard_uid, object_name
 
@@ -57,6 +56,8 @@ def delivery(config: StackConfig) -> Delivery:
 
 def config_map(config: StackConfig) -> dict[str, Any]:
     """The dashboard as a ConfigMap for Grafana's dashboard sidecar."""
+    from mlcc.observability.dashboard import dashboard_json  # the SDK only when it is used
+
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -73,6 +74,8 @@ def files(config: StackConfig) -> dict[str, str]:
     """The importable files of `mlcc plan --out` (relative path -> text); none when off."""
     if not config.observability.enabled:
         return {}
+    from mlcc.observability.dashboard import dashboard_json  # the SDK only when it is used
+
     return {DASHBOARD_FILE: dashboard_json(config), RULES_FILE: rule_file(config)}
 
 
