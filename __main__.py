@@ -6,11 +6,13 @@ from mlcc.bench.access import port_forward_commands
 from mlcc.components import program as deployment
 from mlcc.components.endpoint import InferenceEndpoint, InferenceEndpointArgs
 from mlcc.components.namespace import EndpointNamespace, EndpointNamespaceArgs
+from mlcc.components.observability import Observability, ObservabilityArgs
 from mlcc.components.readiness import EndpointsReadiness, EndpointsReadinessArgs, ReadinessTarget
 from mlcc.components.recommendation_job import recommendation_job, speculative_for_endpoint
 from mlcc.config import stack as config
 from mlcc.deploy.waiter import WaitSettings
 from mlcc.manifest import workload
+from mlcc.observability.delivery import delivery
 from mlcc.preflight.budget import check_budget
 from mlcc.preflight.run import check_before_deploy
 
@@ -28,6 +30,19 @@ namespace = EndpointNamespace(
     ),
     opts=k8s,
 )
+# hp:observability: the speculation alert rules and dashboard (docs/observability.md).
+observed = delivery(stack_config)
+if observed.prometheus_rule or observed.dashboard_config_map or observed.amp:
+    same_namespace = stack_config.observability.namespace in ("", stack_config.namespace)
+    Observability(
+        "observability",
+        ObservabilityArgs(
+            observed,
+            tags=stack_config.infrastructure.tag_map,
+            depends_on=namespace.resources if same_namespace else [],
+        ),
+        opts=k8s,
+    )
 # hp:optimize runs a recommendation job only for endpoints without explicit hp:speculative* keys.
 needs_job = [e for e in stack_config.endpoints if e.speculative is None and not e.baseline_of]
 job = recommendation_job(

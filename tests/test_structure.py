@@ -168,9 +168,10 @@ PACKAGE_RANKS = {
     "deploy": 5,
     "bench": 5,
     "prometheus": 5,
-    "components": 6,
-    "plan": 7,
-    "cli": 8,
+    "observability": 6,
+    "components": 7,
+    "plan": 8,
+    "cli": 9,
 }
 ENTRY_POINTS = {"__init__.py", "__main__.py"}
 

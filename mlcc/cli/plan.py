@@ -130,13 +130,20 @@ def run(args: argparse.Namespace) -> int:
     outputs = _portable(dict(sorted(program_outputs.items())), project_dir)
     resources = [_portable_resource(r, project_dir) for r in resources]
     cost = _cost()
+    observed, observed_line = _observability(args.stack, values)
     try:
-        plan_out.write_plan(args.out, resources, outputs, _asset_json, cost)
+        plan_out.write_plan(args.out, resources, outputs, _asset_json, cost, observed)
     except UserFileError as error:
         return _usage_error(str(error))
     try:
         _print_report(
-            args.stack, values.values, resources, outputs, (baseline_plan, cost), args.diff
+            args.stack,
+            values.values,
+            resources,
+            outputs,
+            (baseline_plan, cost),
+            args.diff,
+            observed_line,
         )
         print()
         _print(f"wrote {args.out / PLAN_FILE} and {args.out / plan_out.MANIFESTS}/")
@@ -239,6 +246,7 @@ def _print_report(
     outputs: dict[str, Any],
     plans: tuple[dict[str, Any] | None, dict[str, Any] | None],
     diff_dir: Path | None,
+    observability_line: str | None = None,
 ) -> None:
     baseline_plan, cost = plans
     baseline = baseline_plan["resources"] if baseline_plan is not None else None
@@ -248,6 +256,8 @@ def _print_report(
         _print(line)
     for line in cost_report.headline_lines(cost):
         _print(line)
+    if observability_line is not None:  # hp:observability (docs/observability.md)
+        _print(observability_line)
     if baseline_plan is None or baseline is None:
         print()
         _print(f"resources ({len(resources)}):")
@@ -269,6 +279,21 @@ def _print_report(
         _print("outputs:")
         for line in plan_report.output_lines(outputs):
             _print(line)
+
+
+def _observability(stack: str, values: Any) -> tuple[dict[str, str], str | None]:
+    """hp:observability's importable files and headline line (docs/observability.md); the
+    program already parsed the same values without a problem."""
+    from mlcc.config import stack as config
+    from mlcc.observability import delivery
+
+    parsed = config.parse(
+        values.values,
+        stack=stack,
+        secret_keys=values.secret_keys,
+        environment_region=config.environment_region(),
+    ).config
+    return delivery.files(parsed), delivery.headline(parsed)
 
 
 def _cost() -> dict[str, Any] | None:

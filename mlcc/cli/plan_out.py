@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mlcc.observability import view
 from mlcc.plan import manifest_yaml
 from mlcc.plan.report import PlannedResource
 from mlcc.userfiles import (
@@ -38,6 +39,8 @@ PLAN_FILE = "plan.json"
 MANIFESTS = "manifests"
 OWNED_KEY = "manifests"  # plan.json's list of the manifest files that run wrote
 COST_KEY = "cost"  # what the stack costs per hour (mlcc.preflight.cost, docs/cost.md)
+# plan.json's list of hp:observability's importable files that run wrote (docs/observability.md)
+OBSERVABILITY_KEY = "observability"
 # A name mlcc gives a manifest: `NN-kind-name.yaml`, one plain file name (never a path).
 _MANIFEST_NAME = re.compile(r"^[0-9]{2,}-[^/\\\0]+\.yaml$")
 
@@ -149,34 +152,57 @@ def write_plan(
     outputs: dict[str, Any],
     asset_json: Callable[[Any], Any],
     cost: dict[str, Any] | None = None,
+    extra: dict[str, str] | None = None,
 ) -> None:
-    """Write the manifests and plan.json; remove only the manifests the last run wrote that this
-    one does not. Nothing is written when a file not written by mlcc is in the way."""
+    """Write the manifests, `extra` (hp:observability's files, relative path -> text) and
+    plan.json; remove only the files the last run wrote that this one does not. Nothing is
+    written when a file not written by mlcc is in the way."""
     owned = owned_manifests(out)
+    owned_extra = _owned_extra(out)
+    extra = extra or {}
     files = manifests(resources)
     folder = out / MANIFESTS
     in_the_way = [
-        m.name for m in files if m.name not in owned and file_kind(folder / m.name, "--out")
-    ]
+        folder / m.name
+        for m in files
+        if m.name not in owned and file_kind(folder / m.name, "--out")
+    ] + [out / name for name in extra if name not in owned_extra and file_kind(out / name, "--out")]
     if in_the_way:
         raise UserFileError(
-            f"--out {shown_path(folder / in_the_way[0])}: not written by `mlcc plan` (not "
+            f"--out {shown_path(in_the_way[0])}: not written by `mlcc plan` (not "
             f"listed in {shown_path(out / PLAN_FILE)}); move it away or choose another --out"
         )
     ensure_folder(folder, "--out")
     for manifest in files:
         write_file(folder / manifest.name, manifest.text, "--out")
+    for name, text in sorted(extra.items()):
+        ensure_folder((out / name).parent, "--out")
+        write_file(out / name, text, "--out")
     plan = {
         "resources": [r.as_json() for r in resources],
         "outputs": outputs,
         OWNED_KEY: [m.name for m in files],
         **({COST_KEY: cost} if cost is not None else {}),
+        **({OBSERVABILITY_KEY: sorted(extra)} if extra else {}),
     }
     text = json.dumps(plan, indent=2, ensure_ascii=False, default=asset_json) + "\n"
     write_file(out / PLAN_FILE, text, "--out")
-    for stale in sorted(owned - {m.name for m in files}):
-        if _is_plain_file(folder / stale):  # what a user put there since (a folder, ...) stays
-            remove_file(folder / stale, "--out")
+    stale_files = [folder / name for name in sorted(owned - {m.name for m in files})]
+    stale_files += [out / name for name in sorted(owned_extra - set(extra))]
+    for stale in stale_files:
+        if _is_plain_file(stale):  # what a user put there since (a folder, ...) stays
+            remove_file(stale, "--out")
+
+
+def _owned_extra(out: Path) -> set[str]:
+    """hp:observability's files the plan.json in `out` says its run wrote (only the names this
+    program writes: never a path a plan.json could point elsewhere)."""
+    plan_path = out / PLAN_FILE
+    if file_kind(plan_path, "--out") is None:
+        return set()
+    listed = load_plan(plan_path, "--out").get(OBSERVABILITY_KEY)
+    known = {view.DASHBOARD_FILE, view.RULES_FILE}
+    return {name for name in listed if name in known} if isinstance(listed, list) else set()
 
 
 def _is_plain_file(path: Path) -> bool:

@@ -308,6 +308,15 @@ _STACK_KEYS: tuple[Key, ...] = (
         "(an error), off. mlcc plan runs them only with --preflight.",
     ),
     Key(
+        "observability",
+        None,
+        {},
+        "Speculation dashboard and alert rules (docs/observability.md): off, file (only the "
+        "importable files of mlcc plan --out), prometheus-operator (a PrometheusRule and a "
+        "Grafana dashboard ConfigMap) or amp (an AMP rule groups namespace), or a map {target, "
+        "ampWorkspace, namespace, ruleLabels, acceptanceFloor, ...}. Empty = off.",
+    ),
+    Key(
         "budget",
         "string",
         "",

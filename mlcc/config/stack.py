@@ -25,6 +25,7 @@ from mlcc.config.endpoints import (
     parse_endpoints,
 )
 from mlcc.config.infrastructure import ExistingCluster, InfrastructureConfig
+from mlcc.config.observability import ObservabilitySettings, parse_observability
 from mlcc.config.optimize import OptimizeSettings, parse_optimize_settings
 from mlcc.config.reader import Reader
 from mlcc.config.schema import KEYS_BY_QUALIFIED, PROJECT
@@ -73,6 +74,8 @@ class StackConfig:
     preflight: str = "auto"  # hp:preflight: auto, strict or off (mlcc.preflight.outcome.Mode)
     aws_profile: str = ""  # aws:profile; "" lets boto3 take the environment's credentials
     budget: Budget | None = None  # hp:budget (mlcc/config/budget.py)
+    # hp:observability (mlcc/config/observability/, docs/observability.md)
+    observability: ObservabilitySettings = field(default_factory=ObservabilitySettings)
 
     @property
     def primary(self) -> EndpointConfig:
@@ -134,6 +137,7 @@ def parse(
         preflight=_preflight(reader),
         aws_profile=reader.values.get(PROFILE_KEY, "").strip(),
         budget=_budget(reader),
+        observability=_observability(reader, endpoints),
     )
     _warn_unused_stack_keys(reader, config)
     errors = reader.problems.unique_errors()
@@ -283,6 +287,23 @@ def _image(reader: Reader) -> str | None:
 
 
 PREFLIGHT_MODES = ("auto", "strict", "off")
+
+
+def _observability(reader: Reader, endpoints: tuple[EndpointConfig, ...]) -> ObservabilitySettings:
+    # An endpoint without hp:speculative* keys speculates when hp:optimize's job recommends it.
+    optimized = bool(reader.structured("optimize"))
+    speculative = [e.name for e in endpoints if may_speculate(e, optimized=optimized)]
+    settings, issues = parse_observability(
+        reader.structured("observability"), reader.key("observability"), speculative
+    )
+    for key, message in issues:
+        reader.problems.errors.append(Problem(key, message))
+    return settings
+
+
+def may_speculate(endpoint: EndpointConfig, *, optimized: bool) -> bool:
+    """Explicit hp:speculative* keys, or (not a twin) a recommendation job's choice."""
+    return endpoint.speculative is not None or (optimized and not endpoint.baseline_of)
 
 
 def _budget(reader: Reader) -> Budget | None:

@@ -1,0 +1,93 @@
+"""The PromQL of one endpoint's figures, shared by the dashboard panels and the alert rules.
+
+Every query selects the endpoint's own pods (`namespace` and the exact pod-name regex of
+mlcc/config/pod_names.py, as the KEDA trigger does), never its twin's, and sums or averages
+over them, so each answers one series without labels. Rates are over `RATE_WINDOW`.
+A speculative query is only ever written for an endpoint that speculates: a twin's panels and
+rules read its throughput, latency, queue and pods, never its (absent) speculative series.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlcc.config import pod_names
+from mlcc.observability import metric_names as names
+from mlcc.serving.engines import Engine
+
+RATE_WINDOW = "5m"
+QUANTILES = (0.5, 0.9, 0.99)
+
+
+@dataclass(frozen=True)
+class Series:
+    """Where one endpoint's series are: its engine and its pods' labels."""
+
+    endpoint: str
+    namespace: str
+    engine: Engine
+
+    @property
+    def matchers(self) -> str:
+        pods = pod_names.deployment_pods_regex(self.endpoint)
+        return f'namespace="{self.namespace}",pod=~"{pods}"'
+
+    def select(self, name: str, extra: str = "") -> str:
+        return names.selector(name, ",".join(p for p in (self.matchers, extra) if p))
+
+
+def _rate(series: Series, name: str) -> str:
+    return f"sum(rate({series.select(name)}[{RATE_WINDOW}]))"
+
+
+def acceptance_rate(series: Series) -> str:
+    """Accepted / drafted tokens: vLLM's counters over the window; SGLang's gauge of its last
+    logging interval, averaged over the pods (SGLang exports no token counters)."""
+    if series.engine is Engine.SGLANG:
+        return f"avg({series.select(names.SGLANG_ACCEPT_RATE)})"
+    accepted = _rate(series, names.VLLM_ACCEPTED_TOKENS)
+    return f"{accepted} / {_rate(series, names.VLLM_DRAFT_TOKENS)}"
+
+
+def mean_accepted_length(series: Series) -> str:
+    """Tokens per verify step, the bonus token included (vLLM: 1 + accepted / drafts)."""
+    if series.engine is Engine.SGLANG:
+        return f"avg({series.select(names.SGLANG_ACCEPT_LENGTH)})"
+    accepted = _rate(series, names.VLLM_ACCEPTED_TOKENS)
+    return f"1 + {accepted} / {_rate(series, names.VLLM_DRAFTS)}"
+
+
+def acceptance_per_position(series: Series) -> str | None:
+    """How often each draft position is accepted per draft step (vLLM only: SGLang exports no
+    per-position series), one series per `position` label."""
+    if series.engine is not Engine.VLLM:
+        return None
+    per_position = series.select(names.VLLM_ACCEPTED_PER_POSITION)
+    by_position = f"sum by (position) (rate({per_position}[{RATE_WINDOW}]))"
+    return f"{by_position} / on() group_left() {_rate(series, names.VLLM_DRAFTS)}"
+
+
+def output_tokens_per_second(series: Series) -> str:
+    return _rate(series, names.GENERATION_TOKENS[series.engine])
+
+
+def latency_quantile(series: Series, histogram: dict[Engine, str], quantile: float) -> str:
+    buckets = series.select(histogram[series.engine] + "_bucket")
+    return f"histogram_quantile({quantile:g}, sum by (le) (rate({buckets}[{RATE_WINDOW}])))"
+
+
+def time_to_first_token(series: Series, quantile: float) -> str:
+    return latency_quantile(series, names.TIME_TO_FIRST_TOKEN, quantile)
+
+
+def inter_token_latency(series: Series, quantile: float) -> str:
+    return latency_quantile(series, names.INTER_TOKEN_LATENCY, quantile)
+
+
+def queue_depth(series: Series) -> str:
+    return f"sum({series.select(names.QUEUE_DEPTH[series.engine])})"
+
+
+def ready_pods(series: Series) -> str:
+    ready = series.select(names.POD_READY, 'condition="true"')
+    return f"sum({ready})"
