@@ -1,67 +1,63 @@
 """The engines' and kube-state-metrics' metric names the dashboard and the alerts read: ONE place.
 
-The speculative names are `mlcc bench`'s (mlcc/bench/speculative.py) and the queue gauges the
-KEDA trigger's (mlcc/config/scaling.py), so the three read the same series; the others are
-taken here from each engine's own code at the supported releases (paths inside the wheels):
+Every engine name is looked up in the engine metric contract (mlcc/facts/engine_metrics.json,
+generated from each supported release's wheel by scripts/engine_metrics.py; the defining file of
+each is recorded there and in docs/metrics-facts.md), and every supported release must define it,
+so a release that renames one fails at import, not in a silent panel. The speculative names are
+`mlcc bench`'s (mlcc/bench/speculative.py) and the queue gauges the KEDA trigger's
+(mlcc/config/scaling.py), so the three read the same series. Selectors come from the contract's
+`selector`, which matches every spelling the engine's exposition formats give a sample (SGLang
+negotiates, and under OpenMetrics prometheus_client writes `sglang_<name>`; vLLM answers text
+and keeps its colons).
 
-- vLLM 0.27.1 and 0.34.0, `vllm/v1/metrics/loggers.py` (labels `model_name`, `engine`):
-  counter `vllm:generation_tokens` (exported with `_total`), histograms
-  `vllm:time_to_first_token_seconds` and `vllm:inter_token_latency_seconds`;
-  `vllm/v1/spec_decode/metrics.py`: the `vllm:spec_decode_*` counters. vLLM's `/metrics`
-  always answers in the Prometheus text format, colons kept.
-- SGLang 0.5.17 and 0.5.23, `sglang/srt/observability/metrics_collector.py`: counter
-  `sglang:generation_tokens_total`, histograms `sglang:time_to_first_token_seconds` and
-  `sglang:inter_token_latency_seconds`, gauges `sglang:num_queue_reqs`,
-  `sglang:spec_accept_rate`, `sglang:spec_accept_length`. SGLang answers in the format the
-  scraper asks for; under OpenMetrics prometheus_client writes `sglang_<name>`, so every SGLang
-  selector matches both spellings (`sglang_selector`).
-- kube-state-metrics, its `pod-metrics.md` documentation page (kubernetes/kube-state-metrics):
-  `kube_pod_status_ready{namespace, pod, condition="true"|"false"|"unknown"}`, a gauge.
+kube-state-metrics, its `pod-metrics.md` documentation page (kubernetes/kube-state-metrics):
+`kube_pod_status_ready{namespace, pod, condition="true"|"false"|"unknown"}`, a gauge.
 """
 
 from __future__ import annotations
 
 from mlcc.bench import speculative as bench
 from mlcc.config.scaling import QUEUE_DEPTH_METRICS
+from mlcc.facts import engine_metrics as contract
+from mlcc.facts.engine_metrics import EngineMetric
 from mlcc.serving.engines import Engine
 
-SGLANG_PREFIX = "sglang:"
 
-# vLLM counters as Prometheus stores them (prometheus_client adds `_total` to a counter).
-VLLM_DRAFTS = bench.VLLM_DRAFTS + "_total"
-VLLM_DRAFT_TOKENS = bench.VLLM_DRAFT_TOKENS + "_total"
-VLLM_ACCEPTED_TOKENS = bench.VLLM_ACCEPTED_TOKENS + "_total"
-VLLM_ACCEPTED_PER_POSITION = bench.VLLM_ACCEPTED_PER_POSITION + "_total"
-SGLANG_ACCEPT_RATE = bench.SGLANG_ACCEPT_RATE
-SGLANG_ACCEPT_LENGTH = bench.SGLANG_ACCEPT_LENGTH
+def _defined(engine: Engine, name: str) -> EngineMetric:
+    """The metric as every supported release of the engine defines it (one type in all)."""
+    found = [contract.metric(engine.value, v, name) for v in contract.releases(engine.value)]
+    if len({m.type for m in found}) != 1:
+        raise contract.UnknownMetric(f"{name} changes type between {engine.value} releases")
+    return found[-1]
+
+
+VLLM_DRAFTS = _defined(Engine.VLLM, bench.VLLM_DRAFTS)
+VLLM_DRAFT_TOKENS = _defined(Engine.VLLM, bench.VLLM_DRAFT_TOKENS)
+VLLM_ACCEPTED_TOKENS = _defined(Engine.VLLM, bench.VLLM_ACCEPTED_TOKENS)
+VLLM_ACCEPTED_PER_POSITION = _defined(Engine.VLLM, bench.VLLM_ACCEPTED_PER_POSITION)
+SGLANG_ACCEPT_RATE = _defined(Engine.SGLANG, bench.SGLANG_ACCEPT_RATE)
+SGLANG_ACCEPT_LENGTH = _defined(Engine.SGLANG, bench.SGLANG_ACCEPT_LENGTH)
 
 # Output tokens (a counter), per engine.
 GENERATION_TOKENS = {
-    Engine.VLLM: "vllm:generation_tokens_total",
-    Engine.SGLANG: bench.SGLANG_GENERATION_TOKENS,
+    Engine.VLLM: _defined(Engine.VLLM, "vllm:generation_tokens"),
+    Engine.SGLANG: _defined(Engine.SGLANG, bench.SGLANG_GENERATION_TOKENS),
 }
 # Histograms in seconds; PromQL reads their `_bucket` series.
 TIME_TO_FIRST_TOKEN = {
-    Engine.VLLM: "vllm:time_to_first_token_seconds",
-    Engine.SGLANG: "sglang:time_to_first_token_seconds",
+    engine: _defined(engine, f"{engine.value}:time_to_first_token_seconds") for engine in Engine
 }
 INTER_TOKEN_LATENCY = {
-    Engine.VLLM: "vllm:inter_token_latency_seconds",
-    Engine.SGLANG: "sglang:inter_token_latency_seconds",
+    engine: _defined(engine, f"{engine.value}:inter_token_latency_seconds") for engine in Engine
 }
-QUEUE_DEPTH = dict(QUEUE_DEPTH_METRICS)
+QUEUE_DEPTH = {engine: _defined(engine, name) for engine, name in QUEUE_DEPTH_METRICS.items()}
 POD_READY = "kube_pod_status_ready"
 
 
-def selector(name: str, matchers: str) -> str:
-    """A series selector for `name` with `matchers` (`a="b",c=~"d"`), under every exposition
-    format the engine serves: SGLang's names match with `:` or `_` after `sglang`."""
-    if name.startswith(SGLANG_PREFIX):
-        return sglang_selector(name, matchers)
-    return f"{name}{{{matchers}}}" if matchers else name
-
-
-def sglang_selector(name: str, matchers: str) -> str:
-    rest = name.removeprefix(SGLANG_PREFIX)
-    by_name = f'__name__=~"sglang[:_]{rest}"'
-    return "{" + ",".join(part for part in (by_name, matchers) if part) + "}"
+def selector(found: EngineMetric | str, matchers: str, suffix: str | None = None) -> str:
+    """A series selector for an engine metric (its samples under every exposition format the
+    engine serves, `suffix` choosing a histogram's `_bucket`, ...) or a plain name, with
+    `matchers` (`a="b",c=~"d"`)."""
+    if isinstance(found, EngineMetric):
+        return contract.selector(found, matchers, suffix)
+    return f"{found}{{{matchers}}}" if matchers else found

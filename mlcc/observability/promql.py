@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlcc.config import pod_names
+from mlcc.facts.engine_metrics import EngineMetric
 from mlcc.observability import metric_names as names
 from mlcc.serving.engines import Engine
 
@@ -32,11 +33,11 @@ class Series:
         pods = pod_names.deployment_pods_regex(self.endpoint)
         return f'namespace="{self.namespace}",pod=~"{pods}"'
 
-    def select(self, name: str, extra: str = "") -> str:
-        return names.selector(name, ",".join(p for p in (self.matchers, extra) if p))
+    def select(self, name: EngineMetric | str, extra: str = "", suffix: str | None = None) -> str:
+        return names.selector(name, ",".join(p for p in (self.matchers, extra) if p), suffix)
 
 
-def _rate(series: Series, name: str) -> str:
+def _rate(series: Series, name: EngineMetric) -> str:
     return f"sum(rate({series.select(name)}[{RATE_WINDOW}]))"
 
 
@@ -71,8 +72,8 @@ def output_tokens_per_second(series: Series) -> str:
     return _rate(series, names.GENERATION_TOKENS[series.engine])
 
 
-def latency_quantile(series: Series, histogram: dict[Engine, str], quantile: float) -> str:
-    buckets = series.select(histogram[series.engine] + "_bucket")
+def latency_quantile(series: Series, histogram: dict[Engine, EngineMetric], quantile: float) -> str:
+    buckets = series.select(histogram[series.engine], suffix="_bucket")
     return f"histogram_quantile({quantile:g}, sum by (le) (rate({buckets}[{RATE_WINDOW}])))"
 
 
