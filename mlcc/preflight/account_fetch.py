@@ -281,6 +281,7 @@ def addon_versions(clients: Clients, addon: str) -> tuple[AddonVersion, ...]:
     except NotFound:
         return ()
     versions = []
+    unknown = 0
     for page in pages:
         for item in page["addons"]:
             if item.get("addonName") != addon:
@@ -288,7 +289,8 @@ def addon_versions(clients: Clients, addon: str) -> tuple[AddonVersion, ...]:
             for version in item.get("addonVersions", []):
                 name = version.get("addonVersion")
                 if not isinstance(name, str) or not ADDON_VERSION.fullmatch(name):
-                    continue  # not a version EKS could install (an unknown format)
+                    unknown += 1  # not a version EKS could install (an unknown format)
+                    continue
                 fits = [
                     c
                     for c in version.get("compatibilities", [])
@@ -304,6 +306,10 @@ def addon_versions(clients: Clients, addon: str) -> tuple[AddonVersion, ...]:
                         ),
                     )
                 )
+    if unknown and not versions:
+        raise aws_answers.AnswerProblem(
+            f"it lists {unknown} version(s), none in EKS's format (v1.2.0-eksbuild.1)"
+        )
     return tuple(versions)
 
 

@@ -102,6 +102,11 @@ def _model_facts(config: object, weight_bytes: int | None) -> ModelFacts:
         raise NotAModelConfig("architectures is not a list of names")
     kv_heads = _optional_positive(text, "num_key_value_heads") or heads
     head_dim = _optional_positive(text, "head_dim") or hidden // heads
+    if head_dim == 0:  # vLLM and SGLang take hidden_size // num_attention_heads
+        raise NotAModelConfig(
+            f"num_attention_heads ({heads}) is above hidden_size ({hidden}) and there is no "
+            "head_dim: no attention head could be formed"
+        )
     return ModelFacts(
         architectures=tuple(architectures),
         model_type=str(config.get("model_type") or ""),

@@ -14,8 +14,10 @@ not the Hub. Every value of config.json goes through one typed reader
 
 from __future__ import annotations
 
+import contextvars
 import os
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +26,7 @@ import httpx2
 from huggingface_hub import HfApi, constants, errors, hf_hub_download
 from huggingface_hub.utils import _http
 
-from mlcc.preflight.bounded.hub_cache import CacheFault, cache_problem, cached_bytes
+from mlcc.preflight.bounded.hub_cache import CacheFault, HubMismatch, cache_problem, cached_bytes
 from mlcc.preflight.bounded.hub_http import (
     MAX_ANSWER_BYTES,
     AnswerTooLarge,
@@ -44,6 +46,7 @@ MAX_INDEX_BYTES = MAX_ANSWER_BYTES  # an index lists every tensor: 100k of them 
 # The largest open checkpoints take about 2 TB; a listed size above this is no checkpoint's.
 MAX_WEIGHT_BYTES = 16 * 1024**4
 CONTRADICTION = 0.05  # the index's total_size and its files' sizes differ by more: not believed
+_started: contextvars.ContextVar[float] = contextvars.ContextVar("fetch_started", default=0.0)
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt")
 # safetensors dtype names (the Hub's `safetensors.parameters` keys) -> bytes per parameter
 _SAFETENSORS_BYTES = {
@@ -123,6 +126,7 @@ def fetch(ref: ModelRef, seconds: float) -> FetchResult:
     if ref.model.startswith("/"):
         return _local(Path(ref.model))
     install_deadline_client()
+    _started.set(time.time() - 1)  # the file system's clock may round a second down
     with deadline(seconds):
         try:
             config = _read_json(_download(ref, CONFIG_FILE), MAX_JSON_BYTES)
@@ -210,7 +214,10 @@ def _cache() -> str:
 def _read_json(path: Path, max_bytes: int) -> object:
     """A file hf_hub_download returned: the cache's fault or the model's, one line each."""
     try:
-        data = cached_bytes(path, max_bytes)
+        data = cached_bytes(path, max_bytes, _started.get())
+    except HubMismatch as mismatch:
+        where = os.environ.get("HF_ENDPOINT") or constants.ENDPOINT
+        raise _Failure(Unreachable(f"{where}: {mismatch}")) from None
     except CacheFault as fault:
         if "too large" in str(fault):
             raise _Failure(Refused(f"its {path.name} is over {max_bytes >> 20} MiB")) from None

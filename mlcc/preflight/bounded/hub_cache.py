@@ -12,6 +12,7 @@ or a device is refused before a byte is read), at most `max_bytes`.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 from pathlib import Path
@@ -25,8 +26,14 @@ class CacheFault(Exception):
     """The cached copy cannot be the Hub's answer; the message names the path and what to do."""
 
 
-def cached_bytes(path: Path, max_bytes: int) -> bytes:
-    """The bytes of a file `hf_hub_download` returned, checked against its blob's name."""
+class HubMismatch(Exception):
+    """A file downloaded just now whose bytes do not have the hash (ETag) the Hub gave it."""
+
+
+def cached_bytes(path: Path, max_bytes: int, since: float = math.inf) -> bytes:
+    """The bytes of a file `hf_hub_download` returned, checked against its blob's name. A blob
+    written at `since` (a time.time()) or later was downloaded by this fetch: a mismatch there
+    is the Hub's answer (`HubMismatch`), not the cache's."""
     try:
         data = read_bytes(path, "the Hub cache's", max_bytes)
     except UserFileError as error:
@@ -40,6 +47,10 @@ def cached_bytes(path: Path, max_bytes: int) -> bytes:
             "(blobs/<hash>); delete it and run again"
         )
     if _digest(data, len(blob.name)) != blob.name:
+        if blob.stat().st_mtime >= since:
+            raise HubMismatch(
+                f"its {path.name} does not have the hash its ETag gives ({blob.name[:12]}...)"
+            )
         raise CacheFault(
             f"the Hub cache's {blob} ({path.name}) is damaged: its {len(data):,} bytes do not "
             "have the hash it is named by (a truncated or replaced download); delete it and "
