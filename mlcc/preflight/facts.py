@@ -7,7 +7,6 @@ is not a model config raises `NotAModelConfig` with a one-line reason.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
@@ -188,7 +187,12 @@ def max_context(config: Mapping[str, object]) -> int | None:
                     derived = original
         derived *= factor
     # a length beyond MAX_SIZE is no model's: the factor and the length are each bounded
-    return int(derived) if math.isfinite(derived) and derived <= values.MAX_SIZE else None
+    if not 1 <= derived <= values.MAX_SIZE:
+        raise values.BadValue(
+            f"its length and RoPE scaling give a context of {derived:g} tokens, not one from 1 "
+            f"to {values.MAX_SIZE:,}"
+        )
+    return int(derived)
 
 
 def checkpoint_dtype(config: Mapping[str, object]) -> str:

@@ -74,7 +74,7 @@ def length(config: Mapping[str, object], key: str) -> float | None:
         isinstance(value, bool)
         or not isinstance(value, int | float)
         or not math.isfinite(value)
-        or not 0 < value <= MAX_SIZE
+        or not 1 <= value <= MAX_SIZE
     ):
         raise BadValue(f"{key} is {shown(value)}, not a length from 1 to {MAX_SIZE:,} tokens")
     return float(value)
