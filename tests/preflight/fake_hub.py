@@ -11,6 +11,7 @@ status and headers: the hostile corpus (tests/preflight/hostile/).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import threading
@@ -183,10 +184,9 @@ class FakeHub(LoopbackServer):
             handler.send_header("Content-Length", str(len(body)))
         handler.end_headers()
         if not head:
-            try:
+            # the client may stop reading (a bounded read): not the fake's fault
+            with contextlib.suppress(OSError):
                 handler.wfile.write(body)
-            except OSError:  # the client stopped reading (a bounded read): not the fake's fault
-                pass
 
     def _send(
         self,
