@@ -79,9 +79,8 @@ def bounded(client: Any) -> Any:
     session in `_endpoint.http_session`, as it has since 2019)."""
     endpoint = getattr(client, "_endpoint", None)
     session = getattr(endpoint, "http_session", None)
-    if endpoint is not None and session is not None:
-        if not isinstance(session, _BoundedSession):
-            endpoint.http_session = _BoundedSession(session)
+    if endpoint is not None and session is not None and not isinstance(session, _BoundedSession):
+        endpoint.http_session = _BoundedSession(session)
     return client
 
 
