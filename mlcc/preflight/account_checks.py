@@ -130,6 +130,13 @@ def _check_quota(
         )
         found.line.append(f"quota {name}: none listed")
         return
+    if quota.problem:
+        found.unreached(
+            GROUPS_KEY,
+            f"quota {name}",
+            Unreached(f"Service Quotas {quota.name!r} ({quota.code})", quota.problem),
+        )
+        return
     # HyperPod creates the groups' instances (it adds no nodes when pods scale), so the groups
     # are what the quota must hold; the default groups are sized for autoscaling's ceiling.
     needed = sum(

@@ -41,6 +41,7 @@ class Quota:
     code: str
     value: float
     applied: bool  # False: the AWS default (the account has no applied value)
+    problem: str = ""  # why `value` is no count of instances ("" : it is one)
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,16 @@ boto3 does the work: the credential chain the Pulumi AWS provider also follows (
 `aws:profile`, else the environment, shared files, SSO or an assumed role), the endpoint
 overrides (`AWS_ENDPOINT_URL`, `AWS_ENDPOINT_URL_<SERVICE>`), botocore's paginators and its
 `standard` retry mode (throttling and transient errors are retried a bounded number of times).
-Every failure becomes an `Unreached` naming the call, never an exception.
+Every answer is read under a size limit and every list under a page guard
+(mlcc/preflight/bounded/aws_answers.py); a value botocore parses but no account could hold (a
+negative or fractional quota, a GPU count or memory below one, a version that is not one) is not
+taken as a fact. Every failure becomes an `Unreached` naming the call, never an exception.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections.abc import Callable
 from time import monotonic
@@ -28,6 +32,7 @@ from mlcc.preflight.account_facts import (
     Unreached,
     ec2_twin,
 )
+from mlcc.preflight.bounded import aws_answers
 
 if TYPE_CHECKING:
     import boto3
@@ -41,6 +46,26 @@ DENIED = frozenset(
     {"AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "UnauthorizedException"}
 )
 NOT_FOUND = frozenset({"ResourceNotFound", "ResourceNotFoundException", "NoSuchResourceException"})
+# The codes AWS answers for credentials it no longer (or never) accepts (botocore's
+# data/*/service-2.json error shapes and the STS/IAM documentation of expired tokens).
+CREDENTIALS_REFUSED = frozenset(
+    {
+        "ExpiredToken",
+        "ExpiredTokenException",
+        "RequestExpired",
+        "InvalidClientTokenId",
+        "UnrecognizedClientException",
+        "InvalidSignatureException",
+        "AuthFailure",
+        "SignatureDoesNotMatch",
+    }
+)
+MAX_QUOTA = 1e9  # a count of instances; Service Quotas' largest SageMaker values are ~10^4
+MAX_GPUS = 64  # GPUs of one instance (the largest EC2 GPU instances have 8 or 16)
+MAX_GPU_MIB = 1024 * 1024  # one GPU's memory (the largest today: 288 GB)
+# EKS add-on versions (v1.2.0-eksbuild.1) and Kubernetes versions (1.33) as EKS writes them
+ADDON_VERSION = re.compile(r"v\d{1,6}(\.\d{1,6}){1,3}(-eksbuild\.\d{1,6})?")
+KUBERNETES_VERSION = re.compile(r"\d{1,3}\.\d{1,3}")
 
 
 class NotFound(Exception):
@@ -77,7 +102,8 @@ class Clients:
                     read_timeout=self.timeout_s,
                     retries={"mode": "standard", "total_max_attempts": MAX_ATTEMPTS},
                 )
-                self._made[service] = self.session.client(service, config=config)  # type: ignore[call-overload]
+                made = self.session.client(service, config=config)  # type: ignore[call-overload]
+                self._made[service] = aws_answers.bounded(made)
             return self._made[service]
 
 
@@ -110,23 +136,39 @@ def guarded(source: str, call: Callable[[], T]) -> Callable[[], T | Unreached]:
         try:
             return call()
         except Denied as denied:
-            return Unreached(source, denied.message, denied_action=denied.action)
+            return Unreached(source, one_line(denied.message), denied_action=denied.action)
+        except aws_answers.AnswerProblem as problem:
+            return Unreached(source, str(problem))
         except ClientError as failure:
             details = failure.response.get("Error", {})
             code, message = str(details.get("Code", "")), str(details.get("Message", ""))
             if _throttled(failure):
                 return Unreached(source, f"throttled ({code}) after {MAX_ATTEMPTS} attempts")
-            return Unreached(source, f"{code or 'error'}: {message}")
+            if code in CREDENTIALS_REFUSED:
+                return Unreached(
+                    source,
+                    f"AWS refused the credentials ({one_line(code)}: {one_line(message)}); "
+                    "refresh them (aws sso login, or new keys) and run again",
+                )
+            return Unreached(source, one_line(f"{code or 'error'}: {message}"))
         except (ConnectTimeoutError, ReadTimeoutError, EndpointConnectionError) as failure:
-            return Unreached(source, f"no answer ({failure})")
+            return Unreached(source, one_line(f"no answer ({failure})"))
         except NoCredentialsError:
             return Unreached(source, "no AWS credentials (profile, environment or role)")
         except BotoCoreError as failure:
-            return Unreached(source, f"{type(failure).__name__}: {failure}")
-        except (KeyError, TypeError, ValueError, AttributeError) as failure:
-            return Unreached(source, f"an unexpected reply ({type(failure).__name__}: {failure})")
+            return Unreached(source, one_line(f"{type(failure).__name__}: {failure}"))
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+            return Unreached(source, "an answer with fields of the wrong type or missing")
 
     return run
+
+
+def one_line(text: str, most: int = 200) -> str:
+    """The first line of `text`, at most `most` characters, control characters escaped."""
+    lines = text.strip().splitlines()
+    first = lines[0] if lines else ""
+    cleaned = "".join(c if c.isprintable() else repr(c)[1:-1] for c in first)
+    return cleaned if len(cleaned) <= most else f"{cleaned[: most - 3]}..."
 
 
 def _throttled(failure: Any) -> bool:
@@ -179,7 +221,7 @@ class Deadline:
 
 
 def _pages(client: Any, operation: str, **params: Any) -> list[dict[str, Any]]:
-    return _answer(client, lambda: list(client.get_paginator(operation).paginate(**params)))
+    return _answer(client, lambda: list(aws_answers.pages(client, operation, **params)))
 
 
 def _call(client: Any, operation: str, **params: Any) -> dict[str, Any]:
@@ -216,11 +258,20 @@ def quota_list(clients: Clients, operation: str) -> dict[str, Quota]:
     for page in _pages(client, operation, ServiceCode=QUOTA_SERVICE):
         for item in page["Quotas"]:  # a reply without the list is not an empty list
             name, value = item.get("QuotaName"), item.get("Value")
-            if isinstance(name, str) and isinstance(value, int | float) and math.isfinite(value):
-                found[name.strip().casefold()] = Quota(
-                    name, str(item.get("QuotaCode", "")), float(value), applied
-                )
+            if isinstance(name, str) and isinstance(value, int | float):
+                key = name.strip().casefold()
+                code = str(item.get("QuotaCode", ""))
+                found[key] = Quota(name, code, float(value), applied, _quota_problem(value))
     return found
+
+
+def _quota_problem(value: float) -> str:
+    """Why a quota value is no count of instances ("" when it is one)."""
+    if isinstance(value, bool) or not math.isfinite(value) or value != int(value):
+        return f"Service Quotas answered {value!r}, not a whole number"
+    if not 0 <= value <= MAX_QUOTA:
+        return f"Service Quotas answered {value:g}, not a count of instances"
+    return ""
 
 
 def addon_versions(clients: Clients, addon: str) -> tuple[AddonVersion, ...]:
@@ -230,21 +281,35 @@ def addon_versions(clients: Clients, addon: str) -> tuple[AddonVersion, ...]:
     except NotFound:
         return ()
     versions = []
+    unknown = 0
     for page in pages:
         for item in page["addons"]:
             if item.get("addonName") != addon:
                 continue
             for version in item.get("addonVersions", []):
-                fits = version.get("compatibilities", [])
+                name = version.get("addonVersion")
+                if not isinstance(name, str) or not ADDON_VERSION.fullmatch(name):
+                    unknown += 1  # not a version EKS could install (an unknown format)
+                    continue
+                fits = [
+                    c
+                    for c in version.get("compatibilities", [])
+                    if isinstance(v := c.get("clusterVersion"), str)
+                    and KUBERNETES_VERSION.fullmatch(v)
+                ]
                 versions.append(
                     AddonVersion(
-                        version=str(version.get("addonVersion", "")),
-                        kubernetes_versions=tuple(str(c.get("clusterVersion")) for c in fits),
+                        version=name,
+                        kubernetes_versions=tuple(c["clusterVersion"] for c in fits),
                         default_for=tuple(
-                            str(c.get("clusterVersion")) for c in fits if c.get("defaultVersion")
+                            c["clusterVersion"] for c in fits if c.get("defaultVersion") is True
                         ),
                     )
                 )
+    if unknown and not versions:
+        raise aws_answers.AnswerProblem(
+            f"it lists {unknown} version(s), none in EKS's format (v1.2.0-eksbuild.1)"
+        )
     return tuple(versions)
 
 
@@ -258,8 +323,8 @@ def hyperpod_cluster(clients: Clients, name_or_arn: str) -> HyperPodFacts | None
         InstanceGroupFacts(
             name=str(g.get("InstanceGroupName", "")),
             instance_type=str(g.get("InstanceType", "")),
-            current_count=int(g.get("CurrentCount", 0)),
-            target_count=int(g.get("TargetCount", 0)),
+            current_count=_count(g.get("CurrentCount", 0)),
+            target_count=_count(g.get("TargetCount", 0)),
             status=str(g.get("Status", "")),
         )
         for g in reply.get("InstanceGroups", [])
@@ -332,10 +397,27 @@ def gpu_memory(clients: Clients, instance_type: str) -> GpuMemory | None:
             return None
         raise
     for item in reply["InstanceTypes"]:
+        if item.get("InstanceType") != ec2_twin(instance_type):
+            continue  # an answer about another type says nothing of this one
         gpus = (item.get("GpuInfo") or {}).get("Gpus") or []
         if gpus:
             memory = gpus[0].get("MemoryInfo", {}).get("SizeInMiB")
-            count = sum(int(g.get("Count", 0)) for g in gpus)
-            if isinstance(memory, int) and count:
+            counts = [g.get("Count") for g in gpus]
+            if not all(_whole(c, 1, MAX_GPUS) for c in counts):
+                return None  # zero, negative or absurd GPU counts: EC2's figure is not used
+            count = sum(counts)
+            if _whole(memory, 1024, MAX_GPU_MIB) and count <= MAX_GPUS:
                 return GpuMemory(count, memory)
     return None
+
+
+def _count(value: object) -> int:
+    """An instance count; a negative or non-whole one makes the answer unreadable."""
+    if not _whole(value, 0, 10**6):
+        raise ValueError(f"{value!r} is not a count")
+    assert isinstance(value, int)
+    return value
+
+
+def _whole(value: object, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high

@@ -7,10 +7,10 @@ is not a model config raises `NotAModelConfig` with a one-line reason.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from mlcc.preflight.bounded import values
 from mlcc.preflight.speculators import SpeculatorsDraft, draft_config, is_speculators
 
 # config.json dtype names -> bytes per element (vllm/config/model.py _STR_DTYPE_TO_TORCH_DTYPE).
@@ -66,12 +66,22 @@ class ModelFacts:
 
 
 def text_config(config: Mapping[str, object]) -> Mapping[str, object]:
-    """The language model's part: `text_config` when there is one (vLLM get_hf_text_config)."""
+    """The language model's part: `text_config` when there is one (vLLM get_hf_text_config
+    takes that one level; a text_config inside it is not read, nor is `_name_or_path`)."""
     nested = config.get("text_config")
     return nested if isinstance(nested, Mapping) else config
 
 
 def model_facts(config: object, weight_bytes: int | None) -> ModelFacts:
+    """The facts of a decoded config.json; NotAModelConfig (one line naming the key) for a
+    config the engines could not load or a value that is not what its key holds."""
+    try:
+        return _model_facts(config, weight_bytes)
+    except values.BadValue as error:
+        raise NotAModelConfig(str(error)) from None
+
+
+def _model_facts(config: object, weight_bytes: int | None) -> ModelFacts:
     if not isinstance(config, Mapping):
         raise NotAModelConfig("is not a JSON object")
     if is_speculators(config):  # the head vLLM builds from it (mlcc/preflight/speculators.py)
@@ -79,7 +89,8 @@ def model_facts(config: object, weight_bytes: int | None) -> ModelFacts:
             head, draft = draft_config(config)
         except ValueError as error:
             raise NotAModelConfig(str(error)) from None
-        return replace(model_facts(head, weight_bytes), speculators=draft)
+        return replace(_model_facts(head, weight_bytes), speculators=draft)
+    values.section(config, "text_config")  # present, it must be an object (vLLM asserts so)
     text = text_config(config)
     hidden = _positive(text, "hidden_size")
     heads = _positive(text, "num_attention_heads")
@@ -90,6 +101,11 @@ def model_facts(config: object, weight_bytes: int | None) -> ModelFacts:
         raise NotAModelConfig("architectures is not a list of names")
     kv_heads = _optional_positive(text, "num_key_value_heads") or heads
     head_dim = _optional_positive(text, "head_dim") or hidden // heads
+    if head_dim == 0:  # vLLM and SGLang take hidden_size // num_attention_heads
+        raise NotAModelConfig(
+            f"num_attention_heads ({heads}) is above hidden_size ({hidden}) and there is no "
+            "head_dim: no attention head could be formed"
+        )
     return ModelFacts(
         architectures=tuple(architectures),
         model_type=str(config.get("model_type") or ""),
@@ -103,8 +119,8 @@ def model_facts(config: object, weight_bytes: int | None) -> ModelFacts:
         dtype=checkpoint_dtype(config),
         quantization=_quantization(config),
         mtp_layers=(
-            _optional_count(text, "num_nextn_predict_layers")
-            or _optional_count(text, "mtp_num_hidden_layers")
+            values.count(text, "num_nextn_predict_layers")
+            or values.count(text, "mtp_num_hidden_layers")
             or 0
         ),
         draft_vocab_size=_optional_positive(config, "draft_vocab_size"),
@@ -152,7 +168,7 @@ def max_context(config: Mapping[str, object]) -> int | None:
     the type is su/longrope/llama3 (whose length key is already the extended one); for yarn the
     original length times the factor."""
     text = text_config(config)
-    lengths = [v for k in _MAX_LENGTH_KEYS if isinstance(v := text.get(k), int | float) and v > 0]
+    lengths = [v for k in _MAX_LENGTH_KEYS if (v := values.length(text, k)) is not None]
     if not lengths:
         return None
     derived = float(min(lengths))
@@ -165,13 +181,18 @@ def max_context(config: Mapping[str, object]) -> int | None:
                 continue
             kind = part.get("rope_type") or part.get("type")
             if kind not in ("su", "longrope", "llama3"):
-                value = part.get("factor")
-                factor = float(value) if isinstance(value, int | float) and value > 0 else factor
-                original = part.get("original_max_position_embeddings")
-                if kind == "yarn" and isinstance(original, int | float) and original > 0:
-                    derived = float(original)
+                factor = values.factor(part, "factor") or factor
+                original = values.length(part, "original_max_position_embeddings")
+                if kind == "yarn" and original is not None:
+                    derived = original
         derived *= factor
-    return int(derived) if math.isfinite(derived) else None
+    # a length beyond MAX_SIZE is no model's: the factor and the length are each bounded
+    if not 1 <= derived <= values.MAX_SIZE:
+        raise values.BadValue(
+            f"its length and RoPE scaling give a context of {derived:g} tokens, not one from 1 "
+            f"to {values.MAX_SIZE:,}"
+        )
+    return int(derived)
 
 
 def checkpoint_dtype(config: Mapping[str, object]) -> str:
@@ -221,14 +242,4 @@ def _positive(config: Mapping[str, object], key: str) -> int:
 
 
 def _optional_positive(config: Mapping[str, object], key: str) -> int | None:
-    value = config.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise NotAModelConfig(f"{key} is {value!r}, not a positive integer")
-    return value
-
-
-def _optional_count(config: Mapping[str, object], key: str) -> int | None:
-    value = config.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return values.size(config, key)

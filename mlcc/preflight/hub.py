@@ -4,22 +4,21 @@ Everything goes through `huggingface_hub`: its endpoint (`HF_ENDPOINT`), offline
 (`HF_HUB_OFFLINE`: the cache only), cache (`HF_HUB_CACHE` / `HF_HOME`) and token
 (the endpoint's hp:hfToken, else what the library finds: `HF_TOKEN`, a stored login).
 
-The library retries a failed or timed-out request with a 60 s timeout and backoff
-(`file_download._ETAG_RETRY_TIMEOUT`, `http_backoff`), so each fetch runs under a deadline that
-its HTTP transport enforces: every request's timeout is cut to the time left, and a request
-started after the deadline fails at once with `DeadlineExceeded`, which the library does not
-retry. A silent Hub therefore costs the deadline, not minutes.
+Each fetch runs under a deadline, every answer under a size limit, with no compression
+(mlcc/preflight/bounded/hub_http.py): a silent Hub costs the deadline, not minutes, and a huge
+one a bounded read. A file from the Hub cache is believed only when its bytes have the hash the
+cache names it by (mlcc/preflight/bounded/hub_cache.py): a damaged cache is blamed, by its path,
+not the Hub. Every value of config.json goes through one typed reader
+(mlcc/preflight/bounded/values.py).
 """
 
 from __future__ import annotations
 
 import contextvars
-import json
 import os
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,11 +26,27 @@ import httpx2
 from huggingface_hub import HfApi, constants, errors, hf_hub_download
 from huggingface_hub.utils import _http
 
+from mlcc.preflight.bounded.hub_cache import CacheFault, HubMismatch, cache_problem, cached_bytes
+from mlcc.preflight.bounded.hub_http import (
+    MAX_ANSWER_BYTES,
+    AnswerTooLarge,
+    CompressedAnswer,
+    DeadlineExceeded,
+    DeadlineTransport,
+    deadline,
+)
+from mlcc.preflight.bounded.values import shown
 from mlcc.preflight.facts import ModelFacts, NotAModelConfig, model_facts, with_estimate
+from mlcc.userfiles.reading import UserFileError, parse_json, read_bytes
 
 CONFIG_FILE = "config.json"
 INDEX_FILE = "model.safetensors.index.json"
-MAX_JSON_BYTES = 4 * 1024 * 1024  # a config or index larger than this is not one
+MAX_JSON_BYTES = 4 * 1024 * 1024  # a config larger than this is not one
+MAX_INDEX_BYTES = MAX_ANSWER_BYTES  # an index lists every tensor: 100k of them take ~10 MB
+# The largest open checkpoints take about 2 TB; a listed size above this is no checkpoint's.
+MAX_WEIGHT_BYTES = 16 * 1024**4
+CONTRADICTION = 0.05  # the index's total_size and its files' sizes differ by more: not believed
+_started: contextvars.ContextVar[float] = contextvars.ContextVar("fetch_started", default=0.0)
 _WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt")
 # safetensors dtype names (the Hub's `safetensors.parameters` keys) -> bytes per parameter
 _SAFETENSORS_BYTES = {
@@ -46,13 +61,6 @@ _SAFETENSORS_BYTES = {
     "I8": 1,
     "U8": 1,
 }
-_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar(
-    "preflight_deadline", default=None
-)
-
-
-class DeadlineExceeded(httpx2.RequestError):
-    """The fetch's deadline has passed (not a TimeoutException, so nothing retries it)."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,7 @@ class ModelRef:
 @dataclass(frozen=True)
 class Fetched:
     facts: ModelFacts
+    notes: tuple[str, ...] = ()  # what the Hub said that was not believed (warnings)
 
 
 @dataclass(frozen=True)
@@ -84,32 +93,6 @@ class Unreachable:
 FetchResult = Fetched | Refused | Unreachable
 
 
-class _DeadlineTransport(httpx2.BaseTransport):
-    def __init__(self) -> None:
-        self._inner = httpx2.HTTPTransport()
-
-    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        deadline = _deadline.get()
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise DeadlineExceeded("the deadline passed", request=request)
-            request.extensions["timeout"] = {
-                k: left if v is None else min(v, left)
-                for k, v in {
-                    "connect": None,
-                    "read": None,
-                    "write": None,
-                    "pool": None,
-                    **request.extensions.get("timeout", {}),
-                }.items()
-            }
-        return self._inner.handle_request(request)
-
-    def close(self) -> None:
-        self._inner.close()
-
-
 def _client() -> httpx2.Client:
     """The library's default client (its request hook: offline mode, request ids), with the
     deadline transport and a bounded redirect chain."""
@@ -118,7 +101,7 @@ def _client() -> httpx2.Client:
         follow_redirects=True,
         max_redirects=10,
         timeout=None,
-        transport=_DeadlineTransport(),
+        transport=DeadlineTransport(),
     )
 
 
@@ -138,25 +121,17 @@ def install_deadline_client() -> None:
             _installed = True
 
 
-@contextmanager
-def deadline(seconds: float) -> Iterator[None]:
-    token = _deadline.set(time.monotonic() + seconds)
-    try:
-        yield
-    finally:
-        _deadline.reset(token)
-
-
 def fetch(ref: ModelRef, seconds: float) -> FetchResult:
     """The model's facts, or why not. Never raises for anything the source answers."""
     if ref.model.startswith("/"):
         return _local(Path(ref.model))
     install_deadline_client()
+    _started.set(time.time() - 1)  # the file system's clock may round a second down
     with deadline(seconds):
         try:
-            config_path = _download(ref, CONFIG_FILE)
-            config = _read_json(config_path)
-            return Fetched(with_estimate(model_facts(config, _weight_bytes(ref, seconds))))
+            config = _read_json(_download(ref, CONFIG_FILE), MAX_JSON_BYTES)
+            size, notes = _weight_bytes(ref, seconds)
+            return Fetched(with_estimate(model_facts(config, size)), notes)
         except _Failure as failure:
             return failure.result
         except NotAModelConfig as error:
@@ -216,6 +191,12 @@ def _classified(ref: ModelRef, filename: str, error: Exception) -> Refused | Unr
         return Unreachable(f"{where} answered HTTP {error.response.status_code} for {filename}")
     if isinstance(error, DeadlineExceeded | httpx2.TimeoutException):
         return Unreachable(f"{where} did not answer for {filename} in time")
+    if isinstance(error, AnswerTooLarge):
+        return Refused(f"its {filename} is over {MAX_ANSWER_BYTES >> 20} MiB on {where}")
+    if isinstance(error, CompressedAnswer):
+        return Unreachable(f"{where} {error} for {filename}")
+    if isinstance(error, OSError) and not isinstance(error, httpx2.HTTPError):
+        return Unreachable(cache_problem(error, os.environ.get("HF_HUB_CACHE") or _cache()))
     if isinstance(error, httpx2.TooManyRedirects):
         return Unreachable(f"{where} redirected {filename} in a loop")
     return Unreachable(f"{filename} from {where}: {type(error).__name__}: {_first_line(error)}")
@@ -226,47 +207,133 @@ def _first_line(error: Exception) -> str:
     return text[0][:200] if text else "no detail"
 
 
-def _read_json(path: Path) -> object:
+def _cache() -> str:
+    return str(constants.HF_HUB_CACHE)
+
+
+def _read_json(path: Path, max_bytes: int) -> object:
+    """A file hf_hub_download returned: the cache's fault or the model's, one line each."""
     try:
-        if path.stat().st_size > MAX_JSON_BYTES:
-            raise _Failure(Refused(f"its {path.name} is over {MAX_JSON_BYTES >> 20} MiB"))
-        return json.loads(path.read_bytes().decode("utf-8"))
+        data = cached_bytes(path, max_bytes, _started.get())
+    except HubMismatch as mismatch:
+        where = os.environ.get("HF_ENDPOINT") or constants.ENDPOINT
+        raise _Failure(Unreachable(f"{where}: {mismatch}")) from None
+    except CacheFault as fault:
+        if "too large" in str(fault):
+            raise _Failure(Refused(f"its {path.name} is over {max_bytes >> 20} MiB")) from None
+        raise _Failure(Unreachable(str(fault))) from None
+    return _parsed(data, path.name)
+
+
+def _parsed(data: bytes, name: str) -> object:
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise _Failure(Refused(f"its {path.name} is not UTF-8 text")) from None
-    except (ValueError, RecursionError):
-        raise _Failure(Refused(f"its {path.name} is not JSON")) from None
-    except OSError as error:
-        raise _Failure(Unreachable(f"cannot read {path.name} ({error.strerror})")) from None
+        raise _Failure(Refused(f"its {name} is not UTF-8 text")) from None
+    problem, value = parse_json(text)
+    if problem is not None:
+        raise _Failure(Refused(f"its {name} {problem}"))
+    return value
 
 
-def _weight_bytes(ref: ModelRef, seconds: float) -> int | None:
-    """The safetensors index's total_size; for a single-file checkpoint, the sizes of its
-    weight files in the Hub's file metadata. None when neither says."""
+def _weight_bytes(ref: ModelRef, seconds: float) -> tuple[int | None, tuple[str, ...]]:
+    """(bytes, notes): the files' sizes in the Hub's file metadata, else the safetensors index's
+    total_size, else the metadata's parameter counts; None when no source gives a believable
+    size (each figure a whole number of bytes up to MAX_WEIGHT_BYTES). An index whose
+    total_size contradicts its files' sizes is not believed, and a note says so."""
+    notes: list[str] = []
+    shards: frozenset[str] | None = None  # the index's files, when there is an index
+    index_total = None
     try:
-        index = _read_json(_download(ref, INDEX_FILE))
+        index = _read_json(_download(ref, INDEX_FILE), MAX_INDEX_BYTES)
     except _Failure as failure:
         if not (isinstance(failure.result, Refused) and INDEX_FILE in failure.result.message):
-            return None
+            return None, ()
     else:
-        total = index.get("metadata", {}).get("total_size") if isinstance(index, dict) else None
-        return int(total) if isinstance(total, int | float) and total > 0 else None
+        index_total, shards = _index_figures(index, notes)
     if _offline():
-        return None
+        return index_total, tuple(notes)
     try:
         info = HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None).model_info(
             ref.model, revision=ref.revision, token=ref.token, files_metadata=True, timeout=seconds
         )
-    except Exception:  # the size is then unknown, and the memory check says so
+    except Exception:  # the size is then the index's or unknown, and the memory check says so
+        return index_total, tuple(notes)
+    listed = _listed_size(info, shards, notes)
+    if listed is None:
+        return index_total, tuple(notes)
+    if index_total is not None and abs(listed - index_total) > CONTRADICTION * listed:
+        notes.append(
+            f"its {INDEX_FILE} says the weights take {index_total:,} bytes, its files on the "
+            f"Hub {listed:,}: the files' sizes are used"
+        )
+        return listed, tuple(notes)
+    return index_total or listed, tuple(notes)
+
+
+def _believable(value: object) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int):
         return None
-    sizes = {s.rfilename: s.size or 0 for s in info.siblings or []}
-    for suffix in _WEIGHT_SUFFIXES:
-        total = sum(size for name, size in sizes.items() if name.endswith(suffix))
+    return value if 0 < value <= MAX_WEIGHT_BYTES else None
+
+
+def _index_figures(index: object, notes: list[str]) -> tuple[int | None, frozenset[str] | None]:
+    metadata = index.get("metadata") if isinstance(index, Mapping) else None
+    total = metadata.get("total_size") if isinstance(metadata, Mapping) else None
+    weight_map = index.get("weight_map") if isinstance(index, Mapping) else None
+    shards = None
+    if isinstance(weight_map, Mapping):
+        shards = frozenset(v for v in weight_map.values() if isinstance(v, str))
+    size = _believable(total)
+    if total is not None and size is None:
+        notes.append(
+            f"its {INDEX_FILE}'s total_size is {shown(total)}, not a size of weights "
+            f"(a whole number of bytes up to {MAX_WEIGHT_BYTES >> 40} TiB)"
+        )
+    return size, shards
+
+
+def _listed_size(info: object, shards: frozenset[str] | None, notes: list[str]) -> int | None:
+    """The sum of the weight files' sizes the Hub lists (the index's shards when there is an
+    index), else the safetensors parameter counts times their dtype's bytes."""
+    sizes: dict[str, int] = {}
+    for sibling in getattr(info, "siblings", None) or []:
+        name, size = getattr(sibling, "rfilename", None), getattr(sibling, "size", None)
+        if isinstance(name, str) and isinstance(size, int) and not isinstance(size, bool):
+            if size < 0:
+                return None  # a listing with a negative size says nothing true
+            sizes[name] = size
+    groups: Iterable[Iterable[str]]
+    if shards is not None:
+        groups = [shards] if shards and shards <= sizes.keys() else []
+    else:
+        groups = [[n for n in sizes if n.endswith(suffix)] for suffix in _WEIGHT_SUFFIXES]
+    for names in groups:
+        total = sum(sizes[n] for n in names)
         if total:
-            return total
-    # The Hub's safetensors metadata: parameters per dtype.
-    parameters = getattr(info.safetensors, "parameters", None) or {}
-    counted = sum(count * _SAFETENSORS_BYTES.get(dtype, 2) for dtype, count in parameters.items())
-    return int(counted) or None
+            return _within(total, "its files on the Hub", notes)
+    if shards is not None:
+        return None
+    parameters = getattr(getattr(info, "safetensors", None), "parameters", None)
+    if not isinstance(parameters, Mapping):
+        return None
+    counts = [
+        (count, _SAFETENSORS_BYTES.get(str(dtype), 2))
+        for dtype, count in parameters.items()
+        if isinstance(count, int) and not isinstance(count, bool) and count > 0
+    ]
+    counted = sum(count * width for count, width in counts)
+    return _within(counted, "its parameter counts on the Hub", notes) if counted else None
+
+
+def _within(total: int, source: str, notes: list[str]) -> int | None:
+    if total <= MAX_WEIGHT_BYTES:
+        return total
+    notes.append(
+        f"{source} add up to {total:,} bytes, more than any checkpoint "
+        f"({MAX_WEIGHT_BYTES >> 40} TiB): not believed"
+    )
+    return None
 
 
 def _local(directory: Path) -> FetchResult:
@@ -274,16 +341,27 @@ def _local(directory: Path) -> FetchResult:
     if not config.is_file():
         return Unreachable(f"{directory} is a path inside the image, not on this machine")
     try:
-        facts_config = _read_json(config)
+        facts_config = _parsed(_local_bytes(config, MAX_JSON_BYTES), CONFIG_FILE)
         index = directory / INDEX_FILE
+        notes: list[str] = []
         size = None
         if index.is_file():
-            total = _read_json(index)
-            size = total.get("metadata", {}).get("total_size") if isinstance(total, dict) else None
+            read = _parsed(_local_bytes(index, MAX_INDEX_BYTES), index.name)
+            size, _ = _index_figures(read, notes)
         else:
-            size = sum(p.stat().st_size for p in directory.glob("*.safetensors")) or None
-        return Fetched(with_estimate(model_facts(facts_config, int(size) if size else None)))
+            files = [p for p in directory.glob("*.safetensors") if p.is_file()]
+            size = _believable(sum(p.stat().st_size for p in files))
+        return Fetched(with_estimate(model_facts(facts_config, size)), tuple(notes))
+    except OSError as error:
+        return Unreachable(f"cannot read {directory}: {error.strerror or error}")
     except _Failure as failure:
         return failure.result
     except NotAModelConfig as error:
         return Refused(f"its {CONFIG_FILE} {error}")
+
+
+def _local_bytes(path: Path, max_bytes: int) -> bytes:
+    try:
+        return read_bytes(path, "", max_bytes)
+    except UserFileError as error:
+        raise _Failure(Refused(f"its {path.name}: {error}")) from None

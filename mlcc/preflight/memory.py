@@ -175,7 +175,8 @@ def fit(
         draft_weights = loaded_weight_bytes(draft, engine_args) / tp
         kv += kv_bytes_per_token(draft, tp, engine_args)
     return Fit(
-        usable=gpu.memory_bytes * utilization(engine, engine_args, gpu, tp, version),
+        # never below 0: SGLang's reserve can exceed a small GPU's memory (nothing is left)
+        usable=max(0.0, gpu.memory_bytes * utilization(engine, engine_args, gpu, tp, version)),
         target_weights=loaded_weight_bytes(target, engine_args) / tp,
         draft_weights=draft_weights,
         kv_per_token=kv,

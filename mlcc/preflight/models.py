@@ -96,21 +96,23 @@ def check_endpoint(
     errors: list[Problem] = []
     warnings: list[Problem] = []
     unchecked: list[Unchecked] = []
-    target = _facts(endpoint, "model", results[models.target], errors, unchecked)
+    target = _facts(endpoint, "model", results[models.target], errors, unchecked, warnings)
     draft = None
     if models.draft is not None:
-        draft = _facts(endpoint, "speculativeModel", results[models.draft], errors, unchecked)
+        draft = _facts(
+            endpoint, "speculativeModel", results[models.draft], errors, unchecked, warnings
+        )
     read = frozenset(
         endpoint.key(key)
         for key, facts in (("model", target), ("speculativeModel", draft))
         if facts is not None
     )
     if target is None:
-        return Outcome(tuple(errors), (), tuple(unchecked), read=read)
+        return Outcome(tuple(errors), tuple(warnings), tuple(unchecked), read=read)
     if target.speculators is not None:  # a draft as the target: nothing else fits it
         found = _speculators_target(target.speculators)
         errors.append(_problem(endpoint, found.key, found.message))
-        return Outcome(tuple(errors), (), tuple(unchecked), read=read)
+        return Outcome(tuple(errors), tuple(warnings), tuple(unchecked), read=read)
     findings = _model_findings(endpoint, target, draft, gpu)
     errors += [_problem(endpoint, f.key, f.message) for f in findings if f.error]
     warnings += [_problem(endpoint, f.key, f.message) for f in findings if not f.error]
@@ -144,8 +146,11 @@ def _facts(
     result: FetchResult,
     errors: list[Problem],
     unchecked: list[Unchecked],
+    warnings: list[Problem],
 ) -> ModelFacts | None:
     if isinstance(result, Fetched):
+        if not endpoint.baseline_of:  # a twin's models are its endpoint's: said once
+            warnings += [_problem(endpoint, key, note) for note in result.notes]
         return result.facts
     if isinstance(result, Refused):
         errors.append(_problem(endpoint, key, result.message))

@@ -36,6 +36,9 @@ NAT_GATEWAY = "NAT gateway"
 SNAPSHOT_FILE = "prices.json"
 API_SOURCE = "AWS Price List API"
 _HOURLY_UNITS = frozenset({"hrs", "hours"})
+# No AWS instance bills near this an hour (the largest HyperPod instances: about $100); a Price
+# List figure above it is no price.
+MAX_USD_PER_HOUR = Decimal(10_000)
 
 
 @dataclass(frozen=True)
@@ -118,10 +121,12 @@ def select(found: Rule, price_list: Iterable[str]) -> Price | str:
     return f"{len(matches)} AWS Price List products match {where}: not one price"
 
 
-def _json(text: str) -> dict[str, Any] | None:
+def _json(text: object) -> dict[str, Any] | None:
+    if not isinstance(text, str):
+        return None
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
@@ -140,7 +145,8 @@ def _matching_price(found: Rule, entry: Mapping[str, Any]) -> Price | None:
         return None
     if found.product_family and product.get("productFamily") != found.product_family:
         return None
-    usd = on_demand_hourly_usd((entry.get("terms") or {}).get("OnDemand"))
+    terms = entry.get("terms")
+    usd = on_demand_hourly_usd(terms.get("OnDemand") if isinstance(terms, Mapping) else None)
     published = str(entry.get("publicationDate", ""))[:10]
     if usd is None or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", published):
         return None
@@ -160,18 +166,22 @@ def on_demand_hourly_usd(terms: Any) -> Decimal | None:
         return None
     if str(dimension.get("unit", "")).casefold() not in _HOURLY_UNITS:
         return None
-    return usd_amount((dimension.get("pricePerUnit") or {}).get("USD"))
+    per_unit = dimension.get("pricePerUnit")
+    return usd_amount(per_unit.get("USD") if isinstance(per_unit, Mapping) else None)
 
 
 def usd_amount(text: Any) -> Decimal | None:
-    """A positive, finite USD figure from its decimal text, exactly; None otherwise."""
-    if not isinstance(text, str):
+    """A positive, finite USD figure up to MAX_USD_PER_HOUR from its decimal text, exactly
+    (at most 40 characters); None otherwise."""
+    if not isinstance(text, str) or len(text.strip()) > 40:
         return None
     try:
         amount = Decimal(text.strip())
     except InvalidOperation:
         return None
-    return amount.normalize() if amount.is_finite() and amount > 0 else None
+    if not amount.is_finite() or not 0 < amount <= MAX_USD_PER_HOUR:
+        return None
+    return amount.normalize()
 
 
 # --- the snapshot ---------------------------------------------------------------------------

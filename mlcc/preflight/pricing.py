@@ -20,6 +20,7 @@ from mlcc.config.stack import StackConfig
 from mlcc.preflight import account_fetch, cost
 from mlcc.preflight.account_facts import Unreached
 from mlcc.preflight.account_fetch import guarded, run_parallel
+from mlcc.preflight.bounded import aws_answers
 from mlcc.preflight.outcome import Outcome, Unchecked
 from mlcc.preflight.prices import Missing, Price, Rule, rule, select
 
@@ -82,8 +83,12 @@ def _lookup(clients: account_fetch.Clients, found: Rule) -> Any:
                 return _ANSWERS[key]
         client = clients.client("pricing")
         filters = [{"Type": t, "Field": f, "Value": v} for t, f, v in found.filters]
-        pages = client.get_paginator("get_products").paginate(
-            ServiceCode=found.service_code, Filters=filters, FormatVersion="aws_v1"
+        pages = aws_answers.pages(
+            client,
+            "get_products",
+            ServiceCode=found.service_code,
+            Filters=filters,
+            FormatVersion="aws_v1",
         )
         price_list = [text for page in pages for text in page["PriceList"]]
         answer = select(found, price_list)

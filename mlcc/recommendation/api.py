@@ -29,6 +29,9 @@ else:
 
 # ListTagsInput.ResourceArn in the botocore model.
 JOB_ARN_PATTERN = re.compile(r"arn:aws[a-z-]*:sagemaker:[a-z0-9-]*:[0-9]{12}:.+")
+# A list of recommendation jobs read past this many pages (or with a NextToken seen before) is
+# not a list that ends: botocore's paginator stops only on a token repeated at once.
+MAX_PAGES = 100
 NOT_FOUND_CODES = frozenset({"ResourceNotFound"})
 # Older SageMaker describe calls report a missing resource as a ValidationException; the model
 # lists ResourceNotFound for these operations, but we accept both to stay safe.
@@ -196,11 +199,19 @@ def _newest_first(
     if status:
         query["StatusEquals"] = status.value
     pages = iter(paginator.paginate(**query))
+    seen: set[object] = set()
     while (page := _read("ListAIRecommendationJobs", lambda: next(pages, None))) is not None:
         entries = page.get("AIRecommendationJobs")
         if not isinstance(entries, list):
             raise UnexpectedReply("ListAIRecommendationJobs", "no AIRecommendationJobs list")
         yield from (_summary(entry) for entry in entries)
+        token = page.get("NextToken")
+        if token in seen or len(seen) >= MAX_PAGES:
+            raise UnexpectedReply(
+                "ListAIRecommendationJobs",
+                f"its pages repeat or go past {MAX_PAGES} (stopped reading)",
+            )
+        seen.add(token)
 
 
 def _read(operation: str, call: Callable[[], Any]) -> Any:

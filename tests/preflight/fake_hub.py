@@ -4,11 +4,14 @@ It answers the two routes `huggingface_hub` uses for preflight, the way the Hub 
 `HEAD|GET /<repo>/resolve/<revision>/<file>` (X-Repo-Commit, ETag, Content-Length; 404 with
 X-Error-Code EntryNotFound / RepoNotFound / RevisionNotFound; 401/403 GatedRepo) and
 `GET /api/models/<repo>/revision/<revision>?blobs=true` (siblings with sizes). Repositories can
-be made gated, slow, silent, or answer HTML, a 10 MB config, invalid UTF-8 or a redirect loop.
+be made gated, slow, silent, or answer HTML, a 10 MB config, invalid UTF-8 or a redirect loop;
+`HubBehaviour.answers` replaces any file's (or the API's, file name `api`) answer with raw bytes,
+status and headers: the hostile corpus (tests/preflight/hostile/).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import threading
@@ -38,12 +41,23 @@ def listed_sizes() -> dict[str, dict[str, object]]:
     return {k: v for k, v in table.items() if k != "about"}
 
 
+@dataclass(frozen=True)
+class HubAnswer:
+    """One answer as it goes on the wire (Content-Length is added unless `headers` has one)."""
+
+    body: bytes = b""
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+
+
 @dataclass
 class HubBehaviour:
     gated: set[str] = field(default_factory=set)  # readable only with TOKEN
     slow: dict[str, float] = field(default_factory=dict)  # repo -> seconds before answering
     malformed: dict[str, str] = field(default_factory=dict)  # repo -> html|huge|utf8|redirect
     silent: bool = False  # accept connections, never answer
+    # (repo, file name or "api") -> the answer sent instead of the vendored one
+    answers: dict[tuple[str, str], HubAnswer] = field(default_factory=dict)
 
 
 class FakeHub(LoopbackServer):
@@ -111,6 +125,10 @@ class FakeHub(LoopbackServer):
         if revision not in ("main", COMMIT):
             self._send(handler, 404, b"", {"X-Error-Code": "RevisionNotFound"}, head)
             return
+        answer = self.behaviour.answers.get((repo, name))
+        if answer is not None:
+            self._raw(handler, answer, head)
+            return
         kind = self.behaviour.malformed.get(repo)
         if kind == "redirect":
             self._send(handler, 302, b"", {"Location": handler.path}, head)
@@ -137,6 +155,10 @@ class FakeHub(LoopbackServer):
         if refusal:
             self._send(handler, refusal[0], b"{}", {"X-Error-Code": refusal[1]}, False)
             return
+        answer = self.behaviour.answers.get((repo, "api"))
+        if answer is not None:
+            self._raw(handler, answer, False)
+            return
         files = {name: len(body) for name, body in self.repos.get(repo, {}).items()}
         listed = dict(self.sizes.get(repo, {}))
         parameters = listed.pop("safetensors", None)
@@ -150,6 +172,21 @@ class FakeHub(LoopbackServer):
         if isinstance(parameters, dict):
             info["safetensors"] = {"parameters": parameters, "total": sum(parameters.values())}
         self._send(handler, 200, json.dumps(info).encode(), {}, False)
+
+    def _raw(self, handler: BaseHTTPRequestHandler, answer: HubAnswer, head: bool) -> None:
+        body = answer.body
+        headers = {"X-Repo-Commit": COMMIT, "ETag": f'"{hashlib.sha256(body).hexdigest()}"'}
+        headers |= {"Content-Type": "application/json", **answer.headers}
+        handler.send_response(answer.status)
+        for name, value in headers.items():
+            handler.send_header(name, value)
+        if not any(n.lower() == "content-length" for n in headers):
+            handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        if not head:
+            # the client may stop reading (a bounded read): not the fake's fault
+            with contextlib.suppress(OSError):
+                handler.wfile.write(body)
 
     def _send(
         self,

@@ -56,7 +56,7 @@ def test_dtype_quantization_mla_and_mtp_fields() -> None:
     [
         ([1, 2], "is not a JSON object"),
         ({"num_attention_heads": 8}, "has no hidden_size"),
-        ({"hidden_size": True, "num_attention_heads": 8}, "hidden_size is True"),
+        ({"hidden_size": True, "num_attention_heads": 8}, "hidden_size is true"),
         ({"hidden_size": 8, "num_attention_heads": "8"}, "num_attention_heads is '8'"),
     ],
 )

@@ -215,7 +215,7 @@ def test_pulumi_preview_refuses_the_contradiction_and_passes_the_fit(
         ({"transformer_layer_config": None}, "has a speculators_config but no transformer_layer"),
         ({"transformer_layer_config": "llama"}, "no transformer_layer_config object"),
         ({"transformer_layer_config": {"hidden_size": 4096}}, "has no num_attention_heads"),
-        ({"transformer_layer_config": {"hidden_size": True}}, "hidden_size is True, not a"),
+        ({"transformer_layer_config": {"hidden_size": True}}, "hidden_size is true, not a"),
         ({"speculators_config": [], "speculators_model_type": None}, "speculators_model_type is"),
     ],
 )

@@ -1,0 +1,115 @@
+"""huggingface_hub's HTTP client for preflight: a deadline, a size limit and no compression.
+
+The library retries a failed or timed-out request with a 60 s timeout and backoff
+(`file_download._ETAG_RETRY_TIMEOUT`, `http_backoff`), so every request runs under the fetch's
+deadline, which its transport enforces: each request's timeout is cut to the time left, and a
+request started after the deadline fails at once with `DeadlineExceeded`, which the library does
+not retry (it retries `ConnectError`, `TimeoutException`, `RemoteProtocolError` and
+`NetworkError` only).
+
+Every answer is read through a counter: one above MAX_ANSWER_BYTES (by its Content-Length, or by
+the bytes that arrive) fails with `AnswerTooLarge`. Requests ask for `Accept-Encoding: identity`
+(preflight's answers are small), and an answer compressed anyway fails with
+`CompressedAnswer`: a decompressed answer could be a thousand times its size on the wire.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import httpx2
+
+# The largest answer preflight reads from the Hub: a config.json, a safetensors index (a
+# checkpoint of 100k tensors lists them in about 10 MB) or the file metadata of a repository.
+MAX_ANSWER_BYTES = 32 * 1024 * 1024
+_CHUNK = 64 * 1024
+
+_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "preflight_deadline", default=None
+)
+
+
+class DeadlineExceeded(httpx2.RequestError):
+    """The fetch's deadline has passed (not a TimeoutException, so nothing retries it)."""
+
+
+class AnswerTooLarge(httpx2.RequestError):
+    """An answer above MAX_ANSWER_BYTES (nothing retries it)."""
+
+
+class CompressedAnswer(httpx2.RequestError):
+    """An answer with a Content-Encoding preflight did not ask for (nothing retries it)."""
+
+
+class _Counted(httpx2.SyncByteStream):
+    def __init__(self, inner: httpx2.SyncByteStream, request: httpx2.Request) -> None:
+        self._inner, self._request = inner, request
+
+    def __iter__(self) -> Iterator[bytes]:
+        seen = 0
+        for chunk in self._inner:
+            seen += len(chunk)
+            if seen > MAX_ANSWER_BYTES:
+                raise AnswerTooLarge(too_large(), request=self._request)
+            yield chunk
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def too_large() -> str:
+    return f"answered more than {MAX_ANSWER_BYTES >> 20} MiB"
+
+
+class DeadlineTransport(httpx2.BaseTransport):
+    def __init__(self) -> None:
+        self._inner = httpx2.HTTPTransport()
+
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        deadline = _deadline.get()
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise DeadlineExceeded("the deadline passed", request=request)
+            request.extensions["timeout"] = {
+                k: left if v is None else min(v, left)
+                for k, v in {
+                    "connect": None,
+                    "read": None,
+                    "write": None,
+                    "pool": None,
+                    **request.extensions.get("timeout", {}),
+                }.items()
+            }
+        request.headers["Accept-Encoding"] = "identity"
+        response = self._inner.handle_request(request)
+        encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
+        declared = response.headers.get("Content-Length", "").strip()
+        problem = None
+        if encoding not in ("", "identity"):
+            problem = CompressedAnswer(
+                f"answered compressed ({encoding[:20]}) although asked not to", request=request
+            )
+        elif declared.isdigit() and int(declared) > MAX_ANSWER_BYTES:
+            problem = AnswerTooLarge(too_large(), request=request)
+        if problem is not None:
+            response.close()
+            raise problem
+        assert isinstance(response.stream, httpx2.SyncByteStream)
+        response.stream = _Counted(response.stream, request)
+        return response
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+@contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    token = _deadline.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
