@@ -88,7 +88,7 @@ class DeadlineTransport(httpx2.BaseTransport):
         response = self._inner.handle_request(request)
         encoding = response.headers.get("Content-Encoding", "identity").strip().lower()
         declared = response.headers.get("Content-Length", "").strip()
-        problem = None
+        problem: httpx2.RequestError | None = None
         if encoding not in ("", "identity"):
             problem = CompressedAnswer(
                 f"answered compressed ({encoding[:20]}) although asked not to", request=request
