@@ -24,7 +24,8 @@ from mlcc.preflight.account_facts import (
     Unreached,
     pick_quota,
 )
-from mlcc.preflight.account_fetch import Clients, Deadline, guarded, run_parallel
+from mlcc.preflight.account_fetch import Clients, guarded
+from mlcc.preflight.bounded.parallel import Deadline, run_parallel
 from mlcc.preflight.outcome import Outcome
 
 # The read-only IAM actions preflight calls (README.md lists them for the deploying role).

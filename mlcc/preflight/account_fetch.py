@@ -16,7 +16,6 @@ import math
 import re
 import threading
 from collections.abc import Callable
-from time import monotonic
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mlcc.preflight.account_facts import (
@@ -39,7 +38,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-THREAD_PREFIX = "preflight-aws: "
 CALL_TIMEOUT_S = 5.0  # connect and read timeout of one HTTP request
 MAX_ATTEMPTS = 3  # botocore's standard retry mode: the first try and two retries
 DENIED = frozenset(
@@ -177,47 +175,6 @@ def _throttled(failure: Any) -> bool:
 
     context = RetryContext(attempt_number=MAX_ATTEMPTS, parsed_response=failure.response)
     return bool(ThrottledRetryableChecker().is_retryable(context))
-
-
-def run_parallel(
-    jobs: dict[str, Callable[[], T | Unreached]], deadline_s: float
-) -> dict[str, T | Unreached]:
-    """Every job's result, keyed like `jobs`; one still running at the deadline is an Unreached.
-
-    Daemon threads, so a call still waiting on the network never holds the process at exit.
-    """
-    results: dict[str, T | Unreached] = {}
-    done = threading.Condition()
-
-    def work(name: str, job: Callable[[], T | Unreached]) -> None:
-        try:
-            result = job()
-        except Exception as failure:  # a bug in a fetcher must not end preflight
-            result = Unreached(name, f"{type(failure).__name__}: {failure}")
-        with done:
-            results[name] = result
-            done.notify_all()
-
-    for name, job in jobs.items():
-        threading.Thread(
-            target=work, args=(name, job), name=f"{THREAD_PREFIX}{name}", daemon=True
-        ).start()
-    end = monotonic() + max(deadline_s, 0.0)
-    with done:
-        while len(results) < len(jobs) and (left := end - monotonic()) > 0:
-            done.wait(left)
-        return {
-            name: results.get(name, Unreached(name, f"no answer within {deadline_s:.0f} s"))
-            for name in jobs
-        }
-
-
-class Deadline:
-    def __init__(self, seconds: float) -> None:
-        self._end = monotonic() + seconds
-
-    def left(self) -> float:
-        return max(self._end - monotonic(), 0.0)
 
 
 def _pages(client: Any, operation: str, **params: Any) -> list[dict[str, Any]]:

@@ -19,8 +19,9 @@ from mlcc.config.aws_rules import endpoint_regions
 from mlcc.config.stack import StackConfig
 from mlcc.preflight import account_fetch, cost
 from mlcc.preflight.account_facts import Unreached
-from mlcc.preflight.account_fetch import guarded, run_parallel
+from mlcc.preflight.account_fetch import guarded
 from mlcc.preflight.bounded import aws_answers
+from mlcc.preflight.bounded.parallel import run_parallel
 from mlcc.preflight.outcome import Outcome, Unchecked
 from mlcc.preflight.prices import Missing, Price, Rule, rule, select
 

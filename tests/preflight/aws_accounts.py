@@ -27,7 +27,7 @@ from local_aws import MODELS, LocalAWS, Reply, error, local_aws
 
 from mlcc.config.infrastructure import INFERENCE_ADDON
 from mlcc.preflight.account import IAM_ACTIONS
-from mlcc.preflight.account_fetch import THREAD_PREFIX
+from mlcc.preflight.bounded.parallel import THREAD_PREFIX
 
 ACCOUNT_ID = "123456789012"
 REGION = "us-east-1"
