@@ -74,17 +74,20 @@ def range_problems(ranges: Sequence[Range]) -> list[tuple[int, str]]:
     on the last range only.
     """
     problems: list[tuple[int, str]] = []
-    expected = 1
+    expected: int | None = 1  # None: after an open range, where no start is right
     for index, (first, last, tokens) in enumerate(ranges):
         if tokens < 0:
             problems.append((index, "tokens must be 0 or more"))
-        if first != expected:
+        if expected is not None and first != expected:
             problems.append((index, _order_problem(first, expected)))
         if last is None and index != len(ranges) - 1:
             problems.append((index, "has no end (`to`), but only the last range may leave it out"))
         elif last is not None and last < first:
             problems.append((index, f"ends ({last}) before it starts ({first})"))
-        expected = max(expected, first if last is None else last + 1)
+        if last is None:
+            expected = None
+        elif expected is not None:
+            expected = max(expected, last + 1)
     return problems
 
 
