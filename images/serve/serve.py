@@ -20,6 +20,9 @@ build copies beside this file from mlcc/engine_contract/; there is no second tab
   --host 0.0.0.0 and --port 8080 unless set;
 - the container's own arguments are appended; a flag given as an argument replaces the same flag
   from the environment;
+- SM_SGLANG_SPECULATIVE_ADAPTIVE_CONFIG whose value is a JSON object (how the program renders
+  hp:speculativeSchedule) is written to a new file under $TMPDIR (else /tmp), and SGLang gets
+  that file's path (a value that is not an object is passed on as a path);
 - the final command is logged to stderr with secret-like values redacted, then exec'd
   (MLCC_DRY_RUN=1: printed as a JSON array on stdout instead).
 
@@ -39,6 +42,7 @@ import json
 import os
 import shlex
 import sys
+import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -285,6 +289,7 @@ def build_argv(
     kept = [flag for flag in flags if flag.key not in from_args and flag is not env_model]
     settings = contract.settings_from_flags(kept) | from_args
     contract.check_speculative(engine.name, settings, version)
+    kept = [written_adaptive_config(flag, env) for flag in kept]
     argv = [*engine.command, *model_argv(engine, env_model, env, from_args, model_dir)]
     argv += [token for flag in kept for token in flag.tokens]
     argv += [
@@ -294,6 +299,26 @@ def build_argv(
         for token in (f"--{key}", value)
     ]
     return argv + args
+
+
+def written_adaptive_config(flag: contract.EnvFlag, env: dict[str, str]) -> contract.EnvFlag:
+    """An inline SGLang adaptive config (a JSON object, checked already) as a file's path."""
+    value = (flag.value or "").strip()
+    if flag.key != contract.SGLANG_ADAPTIVE_CONFIG_FLAG or not value.startswith("{"):
+        return flag
+    directory = env.get("TMPDIR", "").strip() or "/tmp"
+    try:
+        handle, path = tempfile.mkstemp(prefix="mlcc-adaptive-", suffix=".json", dir=directory)
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(value + "\n")
+    except (OSError, ValueError) as error:
+        reason = getattr(error, "strerror", None) or type(error).__name__
+        raise Refusal(
+            flag.variable,
+            f"cannot write the adaptive config file in {directory} ({reason}); "
+            "set TMPDIR to a writable folder",
+        ) from None
+    return contract.EnvFlag(flag.variable, flag.name, flag.key, path)
 
 
 def redacted(argv: list[str]) -> list[str]:

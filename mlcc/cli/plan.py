@@ -29,6 +29,7 @@ from mlcc.engine_contract.values import printable as _printable
 from mlcc.plan import cost_report, graph
 from mlcc.plan import diff as plan_diff
 from mlcc.plan import report as plan_report
+from mlcc.plan import schedule as plan_schedule
 from mlcc.plan.report import CR_TYPE, PlannedResource
 from mlcc.userfiles import UserFileError
 
@@ -268,6 +269,8 @@ def _print_report(
         print()
         _print(cost_report.diff_line(baseline_plan.get(plan_out.COST_KEY), cost))
         _print(f"changes against {diff_dir}: {plan_diff.summary(changes)}")
+        for line in plan_schedule.diff_lines(baseline, [r.as_json() for r in resources]):
+            _print(line)
         if graph.unrecorded(baseline):
             where = f"the {PLAN_FILE} of --diff {diff_dir}"
             _print(f"dependencies not compared: {where} does not record them")

@@ -202,6 +202,9 @@ def _endpoint(reader: Reader, name: str, resource_name: str) -> EndpointConfig:
             (k, reader.relay(p)) for k, p in speculative.name_hints(spec, reader.string("model"))
         ),
     )
+    speculative_keys.check_schedule(
+        reader, spec, engine_release, endpoint.engine_args, endpoint.model
+    )
     operator_rules.check(reader, operator, _facts(endpoint))
     return endpoint
 

@@ -155,6 +155,15 @@ _ENDPOINT_KEYS: tuple[Key, ...] = (
         _E,
     ),
     Key(
+        "speculativeSchedule",
+        None,
+        [],
+        "Load-aware speculation: a list of batch-size ranges [{from, to, tokens}] in ascending "
+        "order, from 1, `to` optional on the last; tokens 0 = off there "
+        "(docs/speculative-schedule.md).",
+        _E,
+    ),
+    Key(
         "autoscaling",
         None,
         {},

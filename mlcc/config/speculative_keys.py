@@ -10,8 +10,9 @@ import re
 
 from mlcc.config.reader import Reader
 from mlcc.config.schema import ENDPOINT_KEYS
-from mlcc.serving import speculative, speculative_options
+from mlcc.serving import schedule_rules, speculative, speculative_options
 from mlcc.serving.engines import Engine, EngineRelease
+from mlcc.serving.schedule import parse_schedule
 from mlcc.serving.speculative import SpeculativeSpec
 
 _SPECULATIVE_KEYS = tuple(k for k in ENDPOINT_KEYS if k.startswith("speculative"))
@@ -57,10 +58,42 @@ def read(reader: Reader, engine: Engine, engine_release: EngineRelease) -> Specu
     )
     for key, message in problems:
         reader.fail(key.removeprefix("hp:"), message)
+    schedule, problems = parse_schedule(reader.structured("speculativeSchedule"))
+    for key, message in problems:
+        reader.fail(key.removeprefix("hp:"), message)
     spec = SpeculativeSpec(
-        algorithm, draft, num_tokens, topk, draft_tokens, revision, tuple(options.items())
+        algorithm, draft, num_tokens, topk, draft_tokens, revision, tuple(options.items()), schedule
     )
     checked = speculative.check(spec, engine, engine_release)
     reader.problems.errors += [reader.relay(p) for p in checked.errors]
     reader.problems.warnings += [reader.relay(p) for p in checked.warnings]
     return spec
+
+
+def check_schedule(
+    reader: Reader,
+    spec: SpeculativeSpec | None,
+    engine_release: EngineRelease,
+    engine_args: tuple[tuple[str, str], ...],
+    model: str,
+) -> None:
+    """hp:speculativeSchedule against the endpoint's engine release, algorithm and engine args
+    (mlcc.serving.schedule_rules); run once the engine args are read."""
+    if spec is None or spec.schedule is None:
+        return
+    if not speculative.accepts(engine_release, spec.algorithm):
+        return  # hp:speculativeAlgorithm is refused already
+    errors, warnings = schedule_rules.check(
+        spec.schedule,
+        algorithm=spec.algorithm,
+        num_tokens=spec.num_tokens,
+        topk=spec.topk,
+        engine=engine_release.engine,
+        release=engine_release,
+        engine_args=dict(engine_args),
+        model=model,
+    )
+    for key, message in errors:
+        reader.fail(key.removeprefix("hp:"), message)
+    for key, message in warnings:
+        reader.warn(key.removeprefix("hp:"), message)

@@ -11,7 +11,8 @@ wrapper reads back (docs/images.md). Its modules, each with one job:
   from its wheel (`engine_flags.json`, scripts/engine_flags.py via scripts/engine_release.py);
 - `flags`: the engine flag rules (`hp:engineArgs` at preview, the wrapper at start-up);
 - `env`: the container environment read back as flags;
-- `validation`: the speculative settings found in a container environment.
+- `validation`: the speculative settings found in a container environment;
+- `schedule`: a load-aware schedule (hp:speculativeSchedule) in each engine's form.
 
 It imports nothing outside the standard library, and its modules import each other only
 relatively: the image build copies this very folder next to serve.py (images/*/Dockerfile),
@@ -105,6 +106,17 @@ from .names import (
     suggested_names,
     version_problem,
 )
+from .schedule import (
+    SGLANG_ADAPTIVE_CONFIG_FLAG,
+    SGLANG_ADAPTIVE_FLAG,
+    VLLM_SCHEDULE_FIELD,
+    Range,
+    ranges_from_sglang,
+    ranges_from_vllm,
+    schedule_text,
+    sglang_adaptive_json,
+    vllm_entries,
+)
 from .validation import (
     check_speculative,
 )
@@ -144,6 +156,8 @@ __all__ = [
     "SECRET_FLAGS",
     "SERVED_NAME_FLAG",
     "SGLANG",
+    "SGLANG_ADAPTIVE_CONFIG_FLAG",
+    "SGLANG_ADAPTIVE_FLAG",
     "SGLANG_ALGORITHMS_NEEDING_DRAFT",
     "SGLANG_ALGORITHM_FLAG",
     "SGLANG_DRAFT_FLAG",
@@ -157,6 +171,7 @@ __all__ = [
     "VLLM_CONFIG_FLAG",
     "VLLM_METHODS_NEEDING_MODEL",
     "VLLM_METHODS_NEEDING_TOKENS",
+    "VLLM_SCHEDULE_FIELD",
     "VLLM_SPEC_SHORTHANDS",
     "Algorithm",
     "EnvFlag",
@@ -164,6 +179,7 @@ __all__ = [
     "FlagName",
     "FlagTable",
     "Parameter",
+    "Range",
     "Setting",
     "accepted_names",
     "algorithm_named",
@@ -191,9 +207,13 @@ __all__ = [
     "neutral_setting",
     "normalized_value",
     "parse_count",
+    "ranges_from_sglang",
+    "ranges_from_vllm",
     "release_table",
     "resolve_flag",
+    "schedule_text",
     "settings_from_flags",
+    "sglang_adaptive_json",
     "sglang_logged_names",
     "speculative_env_flags",
     "speculative_parameters",
@@ -202,4 +222,5 @@ __all__ = [
     "unrunnable_reason",
     "version_key",
     "version_problem",
+    "vllm_entries",
 ]

@@ -17,6 +17,7 @@ from .names import (
     SERVED_NAME_FLAG,
     SGLANG,
     VLLM,
+    VLLM_CONFIG_FLAG,
     VLLM_SPEC_SHORTHANDS,
     release_table,
 )
@@ -224,6 +225,8 @@ def engine_arg_problem(
     that is not one string, number, boolean or map. `version`: hp:engineVersion (None: pinned).
     """
     key = canonical_flag(engine, flag, version)
+    if _is_schedule_setting(key, value):
+        return "a load-aware schedule goes in hp:speculativeSchedule, not in hp:engineArgs"
     if is_speculative_flag(engine, key):
         return "speculative settings go in the hp:speculative* keys, not in hp:engineArgs"
     if key in OWNED_FLAGS[engine]:
@@ -237,6 +240,19 @@ def engine_arg_problem(
             "set it as a Pulumi secret that the program puts in a Kubernetes Secret"
         )
     return engine_arg_value_problem(value)
+
+
+def _is_schedule_setting(key: str, value: object) -> bool:
+    """SGLang's --speculative-adaptive[-config], or vLLM's per-batch-size schedule (as a
+    dotted flag or a field of a --speculative-config map): engine_contract/schedule.py."""
+    field = VLLM_CONFIG_FLAG + ".num-speculative-tokens-per-batch-size"
+    names = value if key == VLLM_CONFIG_FLAG and isinstance(value, dict) else {}
+    fields = {str(name).replace("-", "_") for name in names}
+    return (
+        key.startswith("speculative-adaptive")
+        or key == field
+        or "num_speculative_tokens_per_batch_size" in fields
+    )
 
 
 def engine_arg_value_problem(value: object) -> str | None:

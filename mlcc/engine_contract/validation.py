@@ -8,6 +8,7 @@ from typing import Final
 
 from .env import EnvProblem, Setting
 from .names import (
+    PINNED_VERSIONS,
     SGLANG,
     SGLANG_ALGORITHM_FLAG,
     SGLANG_ALGORITHMS_NEEDING_DRAFT,
@@ -22,6 +23,21 @@ from .names import (
     accepted_names,
     env_variable,
     suggested_names,
+)
+from .schedule import (
+    SGLANG_ADAPTIVE_ALGORITHMS,
+    SGLANG_ADAPTIVE_CONFIG_FLAG,
+    SGLANG_ADAPTIVE_FLAG,
+    SGLANG_ADAPTIVE_OFF_FLAGS,
+    SGLANG_ATTN_DP_FLAG,
+    SGLANG_DEFAULT_CANDIDATES,
+    VLLM_DP_FLAG,
+    VLLM_SCHEDULE_FIELD,
+    above_one,
+    flag_is_on,
+    ranges_from_sglang,
+    ranges_from_vllm,
+    sglang_candidate_steps,
 )
 from .values import count_problem, draft_model_problem, json_object, parse_count, shown_value
 
@@ -104,6 +120,7 @@ def _check_vllm(settings: Mapping[str, Setting], version: str | None) -> None:
     _check_vllm_model(method, fields, method_source)
     _check_vllm_tokens(method, fields, method_source)
     _check_vllm_integers(fields)
+    _check_vllm_schedule(fields, settings)
 
 
 def _whole_number(value: object) -> int | None:
@@ -176,6 +193,7 @@ def _check_sglang(settings: Mapping[str, Setting], version: str | None) -> None:
     _check_sglang_draft(name, settings)
     _check_sglang_triple(name, settings)
     _check_sglang_dspark_block(name, settings)
+    _check_sglang_adaptive(name, settings, version)
 
 
 def _check_sglang_dspark_block(algorithm: str, settings: Mapping[str, Setting]) -> None:
@@ -243,3 +261,88 @@ def _check_sglang_triple(algorithm: str, settings: Mapping[str, Setting]) -> Non
     if chain and steps is not None and draft_tokens != steps + 1:
         source = settings["speculative-num-draft-tokens"].source
         raise EnvProblem(source, f"with top-k 1 SGLang uses steps + 1 = {steps + 1}; set that")
+
+
+def _check_vllm_schedule(
+    fields: Mapping[str, tuple[object, str]], settings: Mapping[str, Setting]
+) -> None:
+    """num_speculative_tokens_per_batch_size as vLLM validates it at scheduler build, no k
+    above num_speculative_tokens (vLLM caps it silently), no data parallelism (vLLM drops the
+    schedule with a warning): engine_contract/schedule.py has the sources."""
+    if VLLM_SCHEDULE_FIELD not in fields:
+        return
+    value, source = fields[VLLM_SCHEDULE_FIELD]
+    ranges = ranges_from_vllm(value)
+    field = f'"{VLLM_SCHEDULE_FIELD}"'
+    if isinstance(ranges, str):
+        raise EnvProblem(source, f"{field} {ranges}")
+    most = parse_count(fields.get("num_speculative_tokens", (None, ""))[0])
+    highest = max(tokens for _, _, tokens in ranges)
+    if most is not None and highest > most:
+        raise EnvProblem(
+            source,
+            f"{field} asks for {highest} tokens, above num_speculative_tokens {most}, "
+            "which vLLM would use instead without a word",
+        )
+    dp = settings.get(VLLM_DP_FLAG)
+    if dp is not None and above_one(dp.value):
+        raise EnvProblem(
+            dp.source,
+            f"vLLM drops {field} with only a warning when data parallelism is above 1; "
+            "use 1, or remove the schedule",
+        )
+
+
+def _check_sglang_adaptive(
+    algorithm: str, settings: Mapping[str, Setting], version: str | None
+) -> None:
+    """--speculative-adaptive: what SGLang would turn off with only a warning
+    (adaptive_unsupported_reason) or refuse at start (the steps among the candidates)."""
+    adaptive = settings.get(SGLANG_ADAPTIVE_FLAG)
+    config = settings.get(SGLANG_ADAPTIVE_CONFIG_FLAG)
+    if adaptive is None or not flag_is_on(adaptive.value):
+        if config is not None:
+            flag = env_variable(SGLANG, SGLANG_ADAPTIVE_FLAG)
+            raise EnvProblem(config.source, f"has no effect without {flag}=true; set both")
+        return
+    off = "SGLang would turn adaptive speculation off with only a warning"
+    if algorithm not in SGLANG_ADAPTIVE_ALGORITHMS:
+        raise EnvProblem(adaptive.source, f"{off} for {algorithm} (EAGLE, EAGLE3, NEXTN only)")
+    topk = settings.get("speculative-eagle-topk")
+    if topk is not None and parse_count(topk.value) != 1:
+        raise EnvProblem(topk.source, f"{off} for a top-k other than 1; set 1")
+    for flag, what in SGLANG_ADAPTIVE_OFF_FLAGS.items():
+        setting = settings.get(flag)
+        if setting is not None and flag_is_on(setting.value):
+            raise EnvProblem(setting.source, f"{off} with {what}; unset it")
+    attn_dp = settings.get(SGLANG_ATTN_DP_FLAG)
+    if attn_dp is not None and above_one(attn_dp.value):
+        raise EnvProblem(attn_dp.source, f"{off} with attention DP; unset it")
+    _check_sglang_candidates(settings, config, version)
+
+
+def _check_sglang_candidates(
+    settings: Mapping[str, Setting], config: Setting | None, version: str | None
+) -> None:
+    text = (config.value or "").strip() if config is not None else ""
+    if config is not None and not text.startswith("{"):
+        return  # a file in the image: SGLang reads it
+    if config is not None:
+        steps = sglang_candidate_steps(json_object(text))
+        if isinstance(steps, str):
+            raise EnvProblem(config.source, steps)
+        ranges = ranges_from_sglang(json_object(text))
+        if isinstance(ranges, str):
+            raise EnvProblem(config.source, ranges)
+        candidates = tuple(steps)
+    else:
+        pinned = PINNED_VERSIONS[SGLANG]
+        candidates = SGLANG_DEFAULT_CANDIDATES.get(version or pinned, ())
+    given = settings.get(SGLANG_TRIPLE[0])
+    if given is not None and candidates and parse_count(given.value) not in candidates:
+        shown = ", ".join(map(str, candidates))
+        raise EnvProblem(
+            given.source,
+            f"SGLang refuses to start when the step count is not among the adaptive "
+            f"candidate steps ({shown}); use one of them",
+        )

@@ -14,6 +14,7 @@ from typing import Any
 
 from mlcc.engine_contract.values import printable
 from mlcc.plan import features, graph
+from mlcc.plan.schedule import endpoint_schedule
 from mlcc.serving.engines import PINNED_VERSIONS, Engine
 
 CR_TYPE = "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig"
@@ -202,6 +203,8 @@ def _endpoint_lines(
         vllm, sglang = speculative_flags(env, {engine: str(version)})
         lines.append(f"    vLLM   --speculative-config {vllm or '(not accepted by this vLLM)'}")
         lines.append(f"    SGLang {sglang or '(not accepted by this SGLang)'}")
+        if (schedule := endpoint_schedule(cr.inputs)) is not None:
+            lines.append(f"    schedule (batch size: tokens): {schedule}")
     operator_line = features.operator_line(spec)
     return [*lines, operator_line] if operator_line else lines
 

@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from mlcc import engine_contract as contract
-from mlcc.serving import speculative_options
+from mlcc.serving import schedule_rules, speculative_options
 from mlcc.serving.engines import Engine, EngineRelease, release
+from mlcc.serving.schedule import SpeculativeSchedule, engine_env
 
 MAX_NUM_TOKENS = 16
 MAX_EAGLE_TOPK = 64
@@ -46,6 +47,7 @@ class SpeculativeSpec:
     num_draft_tokens: int | None = None
     draft_revision: str | None = None  # hp:speculativeModelRevision; None or "main": the default
     options: tuple[tuple[str, int], ...] = ()  # hp:speculativeOptions (speculative_options.py)
+    schedule: SpeculativeSchedule | None = None  # hp:speculativeSchedule (schedule.py)
 
     @property
     def definition(self) -> Algorithm:
@@ -356,7 +358,7 @@ def speculative_env(
     """Both engines' speculative variables plus HP_SPECULATIVE_ALGORITHM; {} when off.
 
     An engine whose release (pinned unless given) does not accept the algorithm gets no set,
-    so a manifest never asks an engine for something it rejects.
+    so a manifest never asks an engine for something it rejects; nor a schedule it would ignore.
     """
     if spec is None:
         return {}
@@ -364,5 +366,11 @@ def speculative_env(
     for engine, to_env in _ENGINE_ENV.items():
         engine_release = (releases or {}).get(engine) or release(engine)
         if accepts(engine_release, spec.algorithm):
-            env.update(to_env(spec))
+            engine_set = to_env(spec)
+            counts = (spec.num_tokens, spec.topk)
+            if spec.schedule is not None and schedule_rules.applies(
+                spec.schedule, spec.algorithm, counts, engine, engine_release
+            ):  # a schedule only where the engine runs it
+                engine_set |= engine_env(spec.schedule, engine, engine_set)
+            env.update(engine_set)
     return env

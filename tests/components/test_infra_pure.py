@@ -131,6 +131,7 @@ def test_context_files_are_the_engine_folder_and_what_dockerignore_lets_in() -> 
                 "flag_tables.py",
                 "flags.py",
                 "names.py",
+                "schedule.py",
                 "validation.py",
                 "values.py",
             )
