@@ -103,3 +103,29 @@ def _check(endpoint: Any, schedule: list[dict[str, int]], drafted: int, stack_fi
     problems = schedule_problems(schedule, spec.num_tokens)
     if problems:
         raise Refusal(f"the schedule breaks hp:{KEY}'s rules ({problems[0]}); nothing applied")
+    _check_engine(endpoint, schedule)
+
+
+def _check_engine(endpoint: Any, schedule: list[dict[str, int]]) -> None:
+    """What the endpoint's engine release ignores or refuses of the schedule, as preview would."""
+    from mlcc.cli.optimize_context import Refusal
+    from mlcc.serving import schedule_rules
+    from mlcc.serving.schedule import parse_schedule
+
+    parsed, _ = parse_schedule(schedule)
+    if parsed is None:
+        return
+    spec = endpoint.speculative
+    errors, _warnings = schedule_rules.check(
+        parsed,
+        algorithm=spec.algorithm,
+        num_tokens=spec.num_tokens,
+        topk=spec.topk,
+        engine=endpoint.engine,
+        release=endpoint.engine_release,
+        engine_args=dict(endpoint.engine_args),
+        model=endpoint.model,
+    )
+    if errors:
+        key, message = errors[0]
+        raise Refusal(f"{key}: {message}; nothing applied")

@@ -132,10 +132,13 @@ def test_levels_become_contiguous_batch_ranges() -> None:
     assert range_starts([1, 2, 3]) == [1, 2, 3]
     assert range_starts([8, 64]) == [1, 23]
     assert schedule_problems([{"from": 1, "to": 8, "tokens": 5}, {"from": 9, "tokens": 0}], 5) == []
-    assert schedule_problems([{"from": 2, "tokens": 1}], 5) == ["range 1 starts at 2, not 1"]
-    assert schedule_problems([{"from": 1, "tokens": 6}], 5) == ["range 1: tokens 6 not in 0..5"]
-    assert schedule_problems([{"from": 1, "to": 3, "tokens": 1}], 5) == [
-        "the last range must leave out `to`"
+    # the stack's own parser answers: a first range not at 1, a gap, tokens above the endpoint's
+    (start,) = schedule_problems([{"from": 2, "tokens": 1}], 5)
+    assert start.startswith("hp:speculativeSchedule[0]: ")
+    (gap,) = schedule_problems([{"from": 1, "to": 3, "tokens": 1}, {"from": 5, "tokens": 0}], 5)
+    assert gap.startswith("hp:speculativeSchedule[1]: ")
+    assert schedule_problems([{"from": 1, "tokens": 6}], 5) == [
+        "hp:speculativeSchedule: tokens 6 is above 5"
     ]
 
 

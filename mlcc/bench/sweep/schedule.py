@@ -26,6 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mlcc.serving.schedule import KEY_SCHEDULE, parse_schedule
+
 TOLERANCE = 0.01
 
 
@@ -187,21 +189,11 @@ def _range_text(entry: Mapping[str, int]) -> str:
 
 
 def schedule_problems(schedule: Sequence[Mapping[str, Any]], k_max: int) -> list[str]:
-    """The rules of hp:speculativeSchedule: ascending ranges, the first from 1, contiguous, `to`
-    left out on the last only, every tokens from 0 to hp:speculativeNumTokens."""
-    problems: list[str] = []
-    expected_from = 1
-    for index, entry in enumerate(schedule):
-        last = index == len(schedule) - 1
-        if entry.get("from") != expected_from:
-            problems.append(f"range {index + 1} starts at {entry.get('from')}, not {expected_from}")
-        if not 0 <= entry.get("tokens", -1) <= k_max:
-            problems.append(f"range {index + 1}: tokens {entry.get('tokens')} not in 0..{k_max}")
-        if last:
-            if "to" in entry:
-                problems.append("the last range must leave out `to`")
-        elif "to" not in entry or entry["to"] < entry["from"]:
-            problems.append(f"range {index + 1} has no `to` at or after its `from`")
-        else:
-            expected_from = entry["to"] + 1
-    return problems
+    """What hp:speculativeSchedule's parser (mlcc.serving.schedule) refuses in `schedule`, and
+    any tokens above `k_max` (the endpoint's hp:speculativeNumTokens): the stack's own rules,
+    not a copy of them."""
+    parsed, problems = parse_schedule(list(schedule))
+    found = [f"{key}: {message}" for key, message in problems]
+    if parsed is not None and parsed.most_tokens > k_max:
+        found.append(f"{KEY_SCHEDULE}: tokens {parsed.most_tokens} is above {k_max}")
+    return found
