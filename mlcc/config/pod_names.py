@@ -55,3 +55,9 @@ def _prefix(deployment: str, hash_length: int) -> str:
         lambda run: f"{_CHAR}{{{len(run[0]) // len(_CHAR)}}}",
         text,
     )
+
+
+def pod_matchers(namespace: str, deployment: str) -> str:
+    """The PromQL label matchers of `deployment`'s pods in `namespace`, the same for the KEDA
+    trigger, the dashboard, the alerts and `mlcc verify`'s live figures."""
+    return f'namespace="{namespace}",pod=~"{deployment_pods_regex(deployment)}"'

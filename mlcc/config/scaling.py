@@ -358,7 +358,7 @@ def _queue_depth_trigger(
 ) -> dict[str, object]:
     # The operator names the model pods after the endpoint: this endpoint's pods, not its twin's
     # (mlcc/config/pod_names.py); `or vector(0)`: no series = idle.
-    matchers = f'namespace="{namespace}",pod=~"{pod_names.deployment_pods_regex(endpoint_name)}"'
+    matchers = pod_names.pod_matchers(namespace, endpoint_name)
     release = version or PINNED_VERSIONS[engine.value]
     queue = engine_metrics.metric(engine.value, release, QUEUE_DEPTH_METRICS[engine])
     return {

@@ -30,8 +30,7 @@ class Series:
 
     @property
     def matchers(self) -> str:
-        pods = pod_names.deployment_pods_regex(self.endpoint)
-        return f'namespace="{self.namespace}",pod=~"{pods}"'
+        return pod_names.pod_matchers(self.namespace, self.endpoint)
 
     def select(self, name: EngineMetric | str, extra: str = "", suffix: str | None = None) -> str:
         return names.selector(name, ",".join(p for p in (self.matchers, extra) if p), suffix)

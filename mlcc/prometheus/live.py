@@ -59,8 +59,7 @@ class Scope:
 
     @property
     def matchers(self) -> str:
-        pods = pod_names.deployment_pods_regex(self.endpoint)
-        return f'namespace="{self.namespace}",pod=~"{pods}"'
+        return pod_names.pod_matchers(self.namespace, self.endpoint)
 
     def over(self, function: str, name: str, outer: str = "sum") -> str:
         return f"{outer}({function}({self.selector(name)}[{self.window_s}s]))"
