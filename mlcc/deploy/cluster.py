@@ -250,7 +250,8 @@ class Cluster:
                     f"{extra} more {noun} (at most {MAX_PAGES * page} are read)",
                 )
             metadata = mapping(answer.get("metadata"))
-            token = metadata.get("continue") if isinstance(metadata.get("continue"), str) else ""
+            following = metadata.get("continue")
+            token = following if isinstance(following, str) else ""
             if not token:
                 return Listing(found, _skipped(skipped, noun))
             if token in seen:

@@ -200,8 +200,8 @@ def _check_named_files(kubeconfig: Mapping[str, Any], context: str | None, file:
         for index, entry in enumerate(entries if isinstance(entries, list) else []):
             if not isinstance(entry, Mapping) or str(entry.get("name")) != str(wanted):
                 continue
-            section = entry.get(field)
-            value = section.get(key) if isinstance(section, Mapping) else None
+            section = mapping_of(entry.get(field))
+            value = section.get(key)
             if value is None or section.get(data_key):
                 continue
             where = f"{plural}[{index}].{field}.{key}"
@@ -214,3 +214,7 @@ def _check_named_files(kubeconfig: Mapping[str, Any], context: str | None, file:
                 )
             except UserFileError as error:
                 raise AccessError(str(error)) from None
+
+
+def mapping_of(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
