@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from mlcc.cli import verify_reads, verify_wait
+from mlcc.cli.verify_reads import ClusterError
 from mlcc.config import stack as stack_config
 from mlcc.config.endpoints import EndpointConfig
 from mlcc.deploy.cluster import DEFAULT_REQUEST_TIMEOUT_S, Cluster, api_reason, within
@@ -94,10 +95,6 @@ ApiFactory = Callable[[str | None, str | None], KubernetesApis]
 
 class UsageError(Exception):
     pass
-
-
-class ClusterError(Exception):
-    """The API refused or failed a read that every later check depends on."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -14,9 +14,11 @@ from mlcc.deploy.verify import Check, Observed, pod_name, worker_container
 MAX_LOGS = 16
 
 
-def observe(cluster: Cluster, namespace: str, name: str) -> tuple[Observed, list[Check]]:
-    from mlcc.cli.verify import ClusterError
+class ClusterError(Exception):
+    """The API refused or failed a read that every later check depends on."""
 
+
+def observe(cluster: Cluster, namespace: str, name: str) -> tuple[Observed, list[Check]]:
     try:
         return _observe(cluster, namespace, name)
     except ApiError as error:
