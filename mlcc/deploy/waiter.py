@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 from mlcc.config.deploy_wait import DEFAULT_TIMEOUT_MINUTES
 from mlcc.deploy import endpoint_pods, readiness, shapes, verify
 from mlcc.deploy.cluster import ApiError, Cluster
 from mlcc.deploy.pods import live_pods, logs_wanted, pod_ready
 from mlcc.deploy.readiness import Reading
-from mlcc.deploy.snapshot import Snapshot, Target, one_line
+from mlcc.deploy.snapshot import LogRequest, Snapshot, Target, one_line
 
 Progress = Callable[[Target, str], None]
 Clock = Callable[[], float]
@@ -36,6 +37,7 @@ API_GRACE_S = 60.0
 MIN_ROUND_S = 1.0
 MAX_EVENT_OBJECTS = 8  # the endpoint and 7 of its pods (those not ready first)
 MAX_LOGS_PER_ROUND = 16  # each at most LOG_LIMIT_BYTES (mlcc/deploy/cluster.py)
+SEEN_LOG_BYTES = 64 * 1024 * 1024  # the logs kept across rounds (LogsSeen)
 
 _PERMANENT_ADVICE = {
     401: "the API server refused the kubeconfig's credentials: check the AWS identity that "
@@ -65,9 +67,13 @@ class Outcome:
     stopped: bool = False  # ended because another endpoint failed
 
 
-def observe(cluster: Cluster, target: Target) -> Snapshot:
+def observe(cluster: Cluster, target: Target, seen: LogsSeen | None = None) -> Snapshot:
     """One round's reads, each answer checked by `shapes.well_typed`; at most
-    MAX_EVENT_OBJECTS objects' events and MAX_LOGS_PER_ROUND logs, the rest said unread."""
+    MAX_EVENT_OBJECTS objects' events and MAX_LOGS_PER_ROUND logs, the rest said unread.
+
+    `seen` keeps, across rounds, the running engines' logs that already hold their config line
+    (the head a decision reads does not change until the container restarts), so every round
+    reads logs not seen yet and an endpoint of any size is judged within a few rounds."""
     found = cluster.endpoint(target.namespace, target.name)
     if found is None:
         return Snapshot(None)
@@ -94,17 +100,53 @@ def observe(cluster: Cluster, target: Target) -> Snapshot:
         events.extend(shapes.well_typed(e, shapes.EVENT, "event")[0] for e in about.items)
         events_unread.extend([about.unread] if about.unread else [])
     wanted = sorted(logs_wanted(endpoint, pods), key=lambda r: not r.previous)
-    if len(wanted) > MAX_LOGS_PER_ROUND:
-        left = len(wanted) - MAX_LOGS_PER_ROUND
+    seen = LogsSeen() if seen is None else seen
+    logs = {r: text for r in wanted if (text := seen.get(r, pods)) is not None}
+    fresh = [r for r in wanted if r not in logs]
+    if len(fresh) > MAX_LOGS_PER_ROUND:
+        left = len(fresh) - MAX_LOGS_PER_ROUND
         unread.append(f"{left} container logs (at most {MAX_LOGS_PER_ROUND} a round)")
-    logs = {}
-    for request in wanted[:MAX_LOGS_PER_ROUND]:
+    for request in fresh[:MAX_LOGS_PER_ROUND]:
         text = cluster.log(target.namespace, request.pod, request.container, request.previous)
         if text is not None:
             logs[request] = text
+            if verify.engine_config_logged(text, target.expectation.engine):
+                seen.keep(request, pods, text)
     return Snapshot(
         endpoint, pods, events, logs, tuple(malformed), tuple(unread), tuple(events_unread)
     )
+
+
+class LogsSeen:
+    """Running engines' logs that hold their config line, by pod, container and restart count,
+    at most SEEN_LOG_BYTES in all (past it, logs are read again each round)."""
+
+    def __init__(self) -> None:
+        self._logs: dict[tuple[str, str, object], str] = {}
+        self._bytes = 0
+
+    def get(self, request: LogRequest, pods: Sequence[Mapping[str, Any]]) -> str | None:
+        if request.previous:
+            return None
+        return self._logs.get(_log_key(request, pods))
+
+    def keep(self, request: LogRequest, pods: Sequence[Mapping[str, Any]], text: str) -> None:
+        if request.previous or self._bytes + len(text) > SEEN_LOG_BYTES:
+            return
+        self._logs[_log_key(request, pods)] = text
+        self._bytes += len(text)
+
+
+def _log_key(request: LogRequest, pods: Sequence[Mapping[str, Any]]) -> tuple[str, str, object]:
+    """A restart starts a new log: the container's restart count is part of the key."""
+    for pod in pods:
+        if verify.pod_name(pod) != request.pod:
+            continue
+        status = pod.get("status") or {}
+        for container in status.get("containerStatuses") or []:
+            if isinstance(container, Mapping) and container.get("name") == request.container:
+                return request.pod, request.container, container.get("restartCount")
+    return request.pod, request.container, None
 
 
 def wait_for_endpoint(
@@ -122,12 +164,13 @@ def wait_for_endpoint(
     failing_since: float | None = None
     reading: Reading | None = None
     shown = ""
+    seen = LogsSeen()
     while True:
         now = clock()
         snapshot: Snapshot | None = None
         retry_after = 0.0
         try:
-            snapshot = observe(cluster, target)
+            snapshot = observe(cluster, target, seen)
             failing_since = None
         except ApiError as error:
             if error.permanent:

@@ -335,3 +335,17 @@ def test_an_answer_larger_than_the_limit_is_not_read_whole(tmp_path: Path) -> No
     outcome, _, _, api = run_story(tmp_path, [serving()], Behaviour(custom=route))
     assert f"larger than {MAX_ANSWER_BYTES // MiB} MiB" in outcome.message
     assert sent.bytes["endpoint"] <= len(api.requests) * (MAX_ANSWER_BYTES + BUFFERS)
+
+
+def test_an_endpoint_of_more_pods_than_logs_a_round_serves(tmp_path: Path) -> None:
+    """40 ready pods, 16 logs a round: the logs already read (config line logged, no restart)
+    are kept, so the wait reads each log about once and ends serving."""
+    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    names = [d.POD[:-5] + "".join(p) for p in itertools.product(alphabet, repeat=5)][:40]
+    pods = [d.pod(name, ready=True) for name in names]
+    logs = {(name, d.WORKER, False): s.VLLM_EAGLE3_LOG for name in names}
+    scene = Scene(0, d.endpoint("DeploymentComplete"), pods, logs=logs)
+    outcome, _, _, api = run_story(tmp_path, [scene], settings=replace(FAST, timeout_s=30))
+    assert outcome.serving, outcome.message
+    log_reads = sum(1 for r in api.requests if is_log(r.split("?")[0]))
+    assert 40 <= log_reads <= 48
