@@ -20,12 +20,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-from mlcc.cli import verify_live, verify_wait
+from mlcc.cli import verify_live, verify_reads, verify_wait
+from mlcc.cli.verify_reads import ClusterError
 from mlcc.config import stack as stack_config
 from mlcc.config.endpoints import EndpointConfig
 from mlcc.deploy.cluster import DEFAULT_REQUEST_TIMEOUT_S, Cluster, api_reason, within
 from mlcc.deploy.endpoint_pods import endpoint_pods, pod_selector, unselected_pods_how
-from mlcc.deploy.kubeconfig import api_client
+from mlcc.deploy.kubeconfig import EXEC_PLUGIN_TIMEOUT_S, api_client
 from mlcc.deploy.verify import (
     Check,
     Observed,
@@ -97,10 +98,6 @@ class UsageError(Exception):
     pass
 
 
-class ClusterError(Exception):
-    """The API refused or failed a read that every later check depends on."""
-
-
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "verify",
@@ -162,7 +159,11 @@ def run(
         )
         return EXIT_USAGE
     try:
-        factory = api_factory or partial(kubernetes_apis, request_timeout_s=args.request_timeout)
+        # The exec plugin's limit is within --timeout too: no read outlasts the wait.
+        plugin_s = min(EXEC_PLUGIN_TIMEOUT_S, (args.timeout or 1e9) * 60) if args.wait else None
+        factory = api_factory or partial(
+            kubernetes_apis, request_timeout_s=args.request_timeout, exec_timeout_s=plugin_s
+        )
         apis = factory(args.kubeconfig, args.context)
     except Exception as error:  # the client's ConfigException and file errors alike
         line = kube_access_error(args.kubeconfig, config.stack, region, error)
@@ -202,7 +203,8 @@ def _verify_one(
 ) -> bool:
     """Print one endpoint's checks (under its name when the stack has several)."""
     try:
-        checks = verify_endpoint(observe(apis, namespace, endpoint.name), expectation_for(endpoint))
+        observed, notes = observe(apis, namespace, endpoint.name)
+        checks = [*verify_endpoint(observed, expectation_for(endpoint)), *notes]
     except ClusterError as error:
         checks = [Check("cluster", False, str(error))]
     except (AttributeError, TypeError, KeyError, ValueError) as error:
@@ -259,11 +261,15 @@ def _only_stack(project_dir: Path) -> str:
     return stacks[0]
 
 
-def observe(apis: KubernetesApis, namespace: str, name: str) -> Observed:
-    """Everything the checks need, fetched once; a missing endpoint stops there."""
+def observe(apis: KubernetesApis, namespace: str, name: str) -> tuple[Observed, list[Check]]:
+    """Everything the checks need, fetched once; a missing endpoint stops there. Through the
+    deploy wait's bounded reads (`apis.cluster`) when there is a real client, and a FAIL check
+    for each field of the wrong type and for what was not read."""
+    if apis.cluster is not None:
+        return verify_reads.observe(apis.cluster, namespace, name)
     endpoint = _get_endpoint(apis, namespace, name)
     if endpoint is None:
-        return Observed(namespace, name, None)
+        return Observed(namespace, name, None), []
     selector = pod_selector(endpoint)
     if selector:
         pods = _list_pods(apis, namespace, label_selector=selector)
@@ -273,7 +279,7 @@ def observe(apis: KubernetesApis, namespace: str, name: str) -> Observed:
         how = unselected_pods_how(endpoint, name)
     worker_image = (endpoint.get("spec") or {}).get("worker", {}).get("image")
     logs, log_errors = _read_logs(apis, namespace, pods, worker_image)
-    return Observed(namespace, name, endpoint, pods, how, logs, log_errors)
+    return Observed(namespace, name, endpoint, pods, how, logs, log_errors), []
 
 
 def _get_endpoint(apis: KubernetesApis, namespace: str, name: str) -> dict[str, Any] | None:
@@ -347,13 +353,14 @@ def kubernetes_apis(
     kubeconfig: str | None,
     context: str | None,
     request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S,
+    exec_timeout_s: float | None = None,
 ) -> KubernetesApis:
     """The official client, configured from --kubeconfig, $KUBECONFIG, ~/.kube/config, or the
     pod's service account when run inside the cluster without a kubeconfig; a failing exec
     plugin is one AccessError line naming it (mlcc.deploy.cluster)."""
     from kubernetes import client
 
-    api = api_client(kubeconfig, context)
+    api = api_client(kubeconfig, context, exec_timeout_s or EXEC_PLUGIN_TIMEOUT_S)
     return KubernetesApis(
         custom=client.CustomObjectsApi(api),
         core=client.CoreV1Api(api),

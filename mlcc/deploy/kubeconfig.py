@@ -20,8 +20,19 @@ import yaml
 
 from mlcc.deploy.snapshot import one_line
 from mlcc.userfiles import UserFileError, read_text, shown_path
+from mlcc.userfiles.reading import read_bytes
 
 EXEC_PLUGIN_TIMEOUT_S = 30.0
+KUBECONFIG_MAX_BYTES = 16 * 1024 * 1024  # a kubeconfig with many clusters and embedded certs
+CREDENTIAL_FILE_MAX_BYTES = 1024 * 1024  # a certificate, a key or a token file
+# The files a kubeconfig's cluster and user may name, read by the client unless the `-data`
+# (or `token`) key beside them holds the content (kubernetes/config/kube_config.py, FileOrData).
+_FILE_KEYS = (
+    ("clusters", "cluster", "certificate-authority", "certificate-authority-data"),
+    ("users", "user", "client-certificate", "client-certificate-data"),
+    ("users", "user", "client-key", "client-key-data"),
+    ("users", "user", "tokenFile", "token"),
+)
 
 
 class AccessError(Exception):
@@ -95,6 +106,8 @@ def api_client(
         kube_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
         return _finish(client, configuration)
     loaded, file = _kubeconfig_dict(kubeconfig)
+    if not isinstance(kubeconfig, Mapping):
+        _check_named_files(loaded, context, file)
     plugin = exec_plugin(loaded, context)
     capture = _ExecMessages()
     failure: list[BaseException] = []
@@ -124,7 +137,9 @@ def api_client(
     finally:
         root.removeHandler(capture)
     if loader.is_alive():
-        shown = shlex.join([plugin[0], *plugin[1][:2]]) if plugin else "the kubeconfig"
+        if plugin is None:
+            raise AccessError(f"loading the kubeconfig did not finish within {exec_timeout_s:g} s")
+        shown = shlex.join([plugin[0], *plugin[1][:2]])
         raise AccessError(
             f"the kubeconfig's exec plugin `{shown}` did not finish within {exec_timeout_s:g} s"
         )
@@ -154,7 +169,7 @@ def _kubeconfig_dict(kubeconfig: str | Mapping[str, Any] | None) -> tuple[Mappin
     path = kubeconfig or os.environ.get("KUBECONFIG", "~/.kube/config").split(os.pathsep)[0]
     file = Path(path).expanduser()
     try:  # mlcc.userfiles: a FIFO or a folder is refused before a byte is read, never blocks
-        text = read_text(file, "kubeconfig")
+        text = read_text(file, "kubeconfig", KUBECONFIG_MAX_BYTES)
     except UserFileError as error:
         raise AccessError(str(error)) from None
     try:
@@ -170,3 +185,36 @@ def _mapping(value: object, what: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise AccessError(f"{what} is not a kubeconfig (a YAML map)")
     return value
+
+
+def _check_named_files(kubeconfig: Mapping[str, Any], context: str | None, file: Path) -> None:
+    """Each file the context's cluster and user name must be a regular file of at most
+    CREDENTIAL_FILE_MAX_BYTES (relative paths resolve next to the kubeconfig, as the client
+    resolves them): a FIFO would block the client's loader, which runs without a deadline of
+    its own. One AccessError naming the kubeconfig key and the path."""
+    name = context or kubeconfig.get("current-context")
+    chosen = _named(kubeconfig.get("contexts"), "context").get(str(name), {})
+    for plural, field, key, data_key in _FILE_KEYS:
+        entries = kubeconfig.get(plural)
+        wanted = chosen.get(field)
+        for index, entry in enumerate(entries if isinstance(entries, list) else []):
+            if not isinstance(entry, Mapping) or str(entry.get("name")) != str(wanted):
+                continue
+            section = mapping_of(entry.get(field))
+            value = section.get(key)
+            if value is None or section.get(data_key):
+                continue
+            where = f"{plural}[{index}].{field}.{key}"
+            if not isinstance(value, str) or not value:
+                raise AccessError(f"kubeconfig {shown_path(file)}: {where} is no file name")
+            path = Path(os.path.normpath(os.path.join(file.parent.absolute(), value)))
+            try:
+                read_bytes(
+                    path, f"kubeconfig {shown_path(file)}: {where}", CREDENTIAL_FILE_MAX_BYTES
+                )
+            except UserFileError as error:
+                raise AccessError(str(error)) from None
+
+
+def mapping_of(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}

@@ -69,9 +69,10 @@ def generation_observed(target: Target, endpoint: Mapping[str, Any]) -> bool:
 
 
 def desired_replicas(endpoint: Mapping[str, Any]) -> int:
-    """spec.replicas, or autoscaling's floor when it is lower (KEDA may scale down to it)."""
+    """spec.replicas, or autoscaling's floor when it is lower (KEDA may scale down to it); the
+    CRD's default 1 when absent (a value of another type is absent, and noted by shapes)."""
     spec = endpoint.get("spec") or {}
-    replicas = _int(spec.get("replicas"), 1)
+    replicas = max(0, _int(spec.get("replicas"), 1))
     scaling = spec.get("autoScalingSpec")
     if isinstance(scaling, Mapping):
         return max(0, min(replicas, _int(scaling.get("minReplicaCount"), 1)))
@@ -108,7 +109,10 @@ def read(target: Target, snapshot: Snapshot) -> Reading:
     pods = live_pods(snapshot.pods)
     ready = [p for p in pods if pod_ready(p)]
     desired = desired_replicas(endpoint)
-    progress = _progress(target, snapshot, state, observed, len(ready), desired)
+    known = not any(
+        n.startswith(("spec.replicas", "spec.autoScalingSpec")) for n in snapshot.malformed
+    )
+    progress = _progress(target, snapshot, state, observed, len(ready), desired if known else None)
     signs = pod_signs(target, snapshot)
     failed = _failed_state(status)
     if failed and observed:
@@ -118,6 +122,9 @@ def read(target: Target, snapshot: Snapshot) -> Reading:
     awaited = _state_awaited(status)
     if awaited:
         return Reading(progress, False, tuple(signs), awaited)
+    unknown = _unknown(snapshot)
+    if unknown:  # never concluded from what was not read or did not have its type
+        return Reading(progress, False, tuple(signs), unknown)
     if len(ready) < desired:
         return Reading(progress, False, tuple(signs), f"{desired} ready replicas")
     failure, pending = registration_signs(endpoint.get("spec") or {}, status)
@@ -159,8 +166,25 @@ def _state_awaited(status: Mapping[str, Any]) -> str | None:
             return f"the Deployment's state {READY_STATE} (now {overall})"
 
 
+def _unknown(snapshot: Snapshot) -> str:
+    """What the answers left unknown: fields of another type, pods or logs not read."""
+    notes = [
+        *(f"unknown: {n}" for n in snapshot.malformed),
+        *(f"not read: {n}" for n in snapshot.unread),
+    ]
+    if not notes:
+        return ""
+    more = f" (and {len(notes) - 1} more)" if len(notes) > 1 else ""
+    return f"answers that leave nothing unknown ({one_line(notes[0], 160)}{more})"
+
+
 def _progress(
-    target: Target, snapshot: Snapshot, state: object, observed: bool, ready: int, desired: int
+    target: Target,
+    snapshot: Snapshot,
+    state: object,
+    observed: bool,
+    ready: int,
+    desired: int | None,
 ) -> str:
     assert snapshot.endpoint is not None
     shown = one_line(str(state)) if state else "no status yet"
@@ -169,7 +193,15 @@ def _progress(
     names = [target.name, *(verify.pod_name(p) for p in snapshot.pods)]
     event = last_event(snapshot, names)
     tail = f"; last event: {event}" if event else ""
-    return f"{target.where}: {shown}, {ready}/{desired} replicas ready{tail}"
+    notes = [
+        *snapshot.malformed,
+        *(f"not read: {n}" for n in (*snapshot.unread, *snapshot.events_unread)),
+    ]
+    if notes:
+        more = f" (and {len(notes) - 1} more)" if len(notes) > 1 else ""
+        tail += f"; unknown: {one_line(notes[0], 160)}{more}"
+    wanted = "?" if desired is None else str(desired)
+    return f"{target.where}: {shown}, {ready}/{wanted} replicas ready{tail}"
 
 
 def _failed_sign(

@@ -30,6 +30,16 @@ def dotted(found: object, path: str) -> object:
     return found
 
 
+def mapping(value: object) -> Mapping[str, Any]:
+    """`value` when it is a map, else an empty one."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def items_of(value: object) -> list[Mapping[str, Any]]:
+    """The maps of a JSON list (anything else: none)."""
+    return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
+
+
 @dataclass(frozen=True)
 class Target:
     """One endpoint to wait for: where it is, what it must run, the generation just applied."""
@@ -59,6 +69,11 @@ class Snapshot:
     pods: Sequence[Mapping[str, Any]] = ()
     events: Sequence[Mapping[str, Any]] = ()
     logs: Mapping[LogRequest, str] = field(default_factory=dict)
+    # Fields of the wrong type (left out of the maps above, mlcc/deploy/shapes.py), and what
+    # was not read (pods past the cap, logs past a round's budget): shown, never concluded from.
+    malformed: Sequence[str] = ()
+    unread: Sequence[str] = ()
+    events_unread: Sequence[str] = ()  # only the last event shown depends on them
 
 
 @dataclass(frozen=True)

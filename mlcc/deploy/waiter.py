@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 from mlcc.config.deploy_wait import DEFAULT_TIMEOUT_MINUTES
-from mlcc.deploy import endpoint_pods, readiness, verify
+from mlcc.deploy import endpoint_pods, readiness, shapes, verify
 from mlcc.deploy.cluster import ApiError, Cluster
-from mlcc.deploy.pods import live_pods, logs_wanted
+from mlcc.deploy.pods import live_pods, logs_wanted, pod_ready
 from mlcc.deploy.readiness import Reading
-from mlcc.deploy.snapshot import Snapshot, Target, one_line
+from mlcc.deploy.snapshot import LogRequest, Snapshot, Target, one_line
 
 Progress = Callable[[Target, str], None]
 Clock = Callable[[], float]
@@ -31,6 +32,12 @@ POLL_S = 10.0
 # long enough for a node to join or a pull to be retried, short enough to fail within minutes.
 GRACE_S = 60.0
 API_GRACE_S = 60.0
+# Rounds are at least this far apart (or poll_s, when shorter), whatever the watch says: a watch
+# that floods events, or answers 410 Gone every time, never turns the loop into a busy one.
+MIN_ROUND_S = 1.0
+MAX_EVENT_OBJECTS = 8  # the endpoint and 7 of its pods (those not ready first)
+MAX_LOGS_PER_ROUND = 16  # each at most LOG_LIMIT_BYTES (mlcc/deploy/cluster.py)
+SEEN_LOG_BYTES = 64 * 1024 * 1024  # the logs kept across rounds (LogsSeen)
 
 _PERMANENT_ADVICE = {
     401: "the API server refused the kubeconfig's credentials: check the AWS identity that "
@@ -60,22 +67,86 @@ class Outcome:
     stopped: bool = False  # ended because another endpoint failed
 
 
-def observe(cluster: Cluster, target: Target) -> Snapshot:
-    endpoint = cluster.endpoint(target.namespace, target.name)
-    if endpoint is None:
+def observe(cluster: Cluster, target: Target, seen: LogsSeen | None = None) -> Snapshot:
+    """One round's reads, each answer checked by `shapes.well_typed`; at most
+    MAX_EVENT_OBJECTS objects' events and MAX_LOGS_PER_ROUND logs, the rest said unread.
+
+    `seen` keeps, across rounds, the running engines' logs that already hold their config line
+    (the head a decision reads does not change until the container restarts), so every round
+    reads logs not seen yet and an endpoint of any size is judged within a few rounds."""
+    found = cluster.endpoint(target.namespace, target.name)
+    if found is None:
         return Snapshot(None)
+    endpoint, malformed = shapes.well_typed(found, shapes.ENDPOINT, "")
     selector = endpoint_pods.pod_selector(endpoint)
-    pods: Sequence[dict[str, object]] = cluster.pods(target.namespace, selector)
+    listing = cluster.pods(target.namespace, selector)
+    unread = [listing.unread] if listing.unread else []
+    typed = [shapes.typed_pod(pod, index) for index, pod in enumerate(listing.items)]
     if not selector:
-        pods = [dict(p) for p in endpoint_pods.endpoint_pods(pods, endpoint, target.name)]
-    names = [target.name, *(verify.pod_name(p) for p in live_pods(pods))]
-    events = [e for name in names for e in cluster.events(target.namespace, name)]
-    logs = {}
-    for request in logs_wanted(endpoint, pods):
+        mine = {
+            id(p) for p in endpoint_pods.endpoint_pods([p for p, _ in typed], endpoint, target.name)
+        }
+        typed = [(p, notes) for p, notes in typed if id(p) in mine]
+    pods = [p for p, _ in typed]
+    malformed.extend(note for _, notes in typed for note in notes)
+    live = live_pods(pods)
+    chosen = sorted(live, key=pod_ready)[: MAX_EVENT_OBJECTS - 1]  # the pods not ready first
+    events_unread = []
+    if len(live) > len(chosen):
+        events_unread.append(f"the events of {len(live) - len(chosen)} pods")
+    events: list[dict[str, object]] = []
+    for name in [target.name, *(verify.pod_name(p) for p in chosen)]:
+        about = cluster.events(target.namespace, name)
+        events.extend(shapes.well_typed(e, shapes.EVENT, "event")[0] for e in about.items)
+        events_unread.extend([about.unread] if about.unread else [])
+    wanted = sorted(logs_wanted(endpoint, pods), key=lambda r: not r.previous)
+    seen = LogsSeen() if seen is None else seen
+    logs = {r: text for r in wanted if (text := seen.get(r, pods)) is not None}
+    fresh = [r for r in wanted if r not in logs]
+    if len(fresh) > MAX_LOGS_PER_ROUND:
+        left = len(fresh) - MAX_LOGS_PER_ROUND
+        unread.append(f"{left} container logs (at most {MAX_LOGS_PER_ROUND} a round)")
+    for request in fresh[:MAX_LOGS_PER_ROUND]:
         text = cluster.log(target.namespace, request.pod, request.container, request.previous)
         if text is not None:
             logs[request] = text
-    return Snapshot(endpoint, pods, events, logs)
+            if verify.engine_config_logged(text, target.expectation.engine):
+                seen.keep(request, pods, text)
+    return Snapshot(
+        endpoint, pods, events, logs, tuple(malformed), tuple(unread), tuple(events_unread)
+    )
+
+
+class LogsSeen:
+    """Running engines' logs that hold their config line, by pod, container and restart count,
+    at most SEEN_LOG_BYTES in all (past it, logs are read again each round)."""
+
+    def __init__(self) -> None:
+        self._logs: dict[tuple[str, str, object], str] = {}
+        self._bytes = 0
+
+    def get(self, request: LogRequest, pods: Sequence[Mapping[str, Any]]) -> str | None:
+        if request.previous:
+            return None
+        return self._logs.get(_log_key(request, pods))
+
+    def keep(self, request: LogRequest, pods: Sequence[Mapping[str, Any]], text: str) -> None:
+        if request.previous or self._bytes + len(text) > SEEN_LOG_BYTES:
+            return
+        self._logs[_log_key(request, pods)] = text
+        self._bytes += len(text)
+
+
+def _log_key(request: LogRequest, pods: Sequence[Mapping[str, Any]]) -> tuple[str, str, object]:
+    """A restart starts a new log: the container's restart count is part of the key."""
+    for pod in pods:
+        if verify.pod_name(pod) != request.pod:
+            continue
+        status = pod.get("status") or {}
+        for container in status.get("containerStatuses") or []:
+            if isinstance(container, Mapping) and container.get("name") == request.container:
+                return request.pod, request.container, container.get("restartCount")
+    return request.pod, request.container, None
 
 
 def wait_for_endpoint(
@@ -88,22 +159,26 @@ def wait_for_endpoint(
 ) -> Outcome:
     stop = stop or threading.Event()
     deadline = clock() + settings.timeout_s
+    cluster = cluster.until(deadline)  # no request outlasts the wait
     first_seen: dict[str, float] = {}
     failing_since: float | None = None
     reading: Reading | None = None
     shown = ""
+    seen = LogsSeen()
     while True:
         now = clock()
         snapshot: Snapshot | None = None
+        retry_after = 0.0
         try:
-            snapshot = observe(cluster, target)
+            snapshot = observe(cluster, target, seen)
             failing_since = None
         except ApiError as error:
             if error.permanent:
                 advice = _PERMANENT_ADVICE.get(error.status or 0, "")
                 return Outcome(target, False, f"{target.where}: {error}; {advice}")
+            retry_after = error.retry_after or 0.0
             failing_since = now if failing_since is None else failing_since
-            if now - failing_since >= settings.api_grace_s:
+            if now - failing_since >= settings.api_grace_s and clock() < deadline:
                 lasted = f"{now - failing_since:.0f} s"
                 return Outcome(
                     target,
@@ -125,7 +200,8 @@ def wait_for_endpoint(
             )
         if stop.is_set():
             return Outcome(target, False, f"{target.where}: not waited for further", stopped=True)
-        _pause(cluster, target, snapshot, min(settings.poll_s, remaining), stop, clock)
+        pause = min(max(settings.poll_s, retry_after), remaining)
+        _pause(cluster, target, snapshot, pause, min(settings.poll_s, MIN_ROUND_S), stop, clock)
 
 
 def _pause(
@@ -133,17 +209,22 @@ def _pause(
     target: Target,
     snapshot: Snapshot | None,
     seconds: float,
+    least: float,
     stop: threading.Event,
     clock: Clock,
 ) -> None:
-    """Until the endpoint changes or `seconds` pass; a dropped watch is waited out."""
+    """Until the endpoint changes (but at least `least`) or `seconds` pass; a watch that drops
+    is waited out."""
     started = clock()
     endpoint = snapshot.endpoint if snapshot is not None else None
     # Without a resourceVersion a watch would start with the object as it is: no pause at all.
     version = (endpoint.get("metadata") or {}).get("resourceVersion") if endpoint else None
-    if version and cluster.wait_for_change(target.namespace, target.name, str(version), seconds):
+    if not version:  # also after a failed round (a 429's Retry-After is in `seconds`)
+        stop.wait(max(0.0, seconds - (clock() - started)))
         return
-    stop.wait(max(0.0, seconds - (clock() - started)))
+    change = cluster.wait_for_change(target.namespace, target.name, str(version), seconds)
+    left = (least if change in ("changed", "relist") else seconds) - (clock() - started)
+    stop.wait(max(0.0, left))
 
 
 def wait_for_endpoints(

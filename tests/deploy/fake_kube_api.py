@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -46,6 +46,9 @@ class Behaviour:
     drop_watch: bool = False  # close every watch stream at once, with no event
     raw: tuple[int, str, bytes] | None = None  # this answer to every request
     trickle_s: float | None = None  # answer one byte every `trickle_s` seconds
+    # Answers any request itself when it returns True (hostile_kube.py): floods, endless
+    # logs, pages, 410 and 429 answers, ... (handler, path, query, scene index).
+    custom: Callable[[BaseHTTPRequestHandler, str, dict[str, str], int], bool] | None = None
 
 
 def status_body(code: int, reason: str, message: str) -> bytes:
@@ -138,6 +141,10 @@ def _handler(api: FakeKubeApi) -> type[BaseHTTPRequestHandler]:
                 return
             index = api.scene_index()
             scene = api.scenes[index]
+            if api.behaviour.custom is not None and api.behaviour.custom(
+                self, url.path, query, index
+            ):
+                return
             if url.path == custom_prefix and query.get("watch") in ("true", "1", "True"):
                 self._watch(query, index)
             elif url.path.startswith(custom_prefix + "/"):

@@ -1,0 +1,63 @@
+"""`mlcc verify`'s reads through the deploy wait's `Cluster` (docs/deploy.md, "Limits"): each
+answer bounded in size and time and checked by `mlcc.deploy.shapes`, the pods listed a page at
+a time up to a cap, at most MAX_LOGS engine logs read (the head of each, LOG_LIMIT_BYTES).
+Whatever was not read, or did not have its type, is one FAIL line, never a PASS.
+"""
+
+from __future__ import annotations
+
+from mlcc.deploy import shapes
+from mlcc.deploy.cluster import ApiError, Cluster
+from mlcc.deploy.endpoint_pods import endpoint_pods, pod_selector, unselected_pods_how
+from mlcc.deploy.verify import Check, Observed, pod_name, worker_container
+
+MAX_LOGS = 16
+
+
+class ClusterError(Exception):
+    """The API refused or failed a read that every later check depends on."""
+
+
+def observe(cluster: Cluster, namespace: str, name: str) -> tuple[Observed, list[Check]]:
+    try:
+        return _observe(cluster, namespace, name)
+    except ApiError as error:
+        raise ClusterError(str(error)) from None
+
+
+def _observe(cluster: Cluster, namespace: str, name: str) -> tuple[Observed, list[Check]]:
+    found = cluster.endpoint(namespace, name)
+    if found is None:
+        return Observed(namespace, name, None), []
+    endpoint, malformed = shapes.well_typed(found, shapes.ENDPOINT, "")
+    selector = pod_selector(endpoint)
+    listing = cluster.pods(namespace, selector)
+    typed = [shapes.typed_pod(pod, i) for i, pod in enumerate(listing.items)]
+    if selector:
+        how = f"selector {selector}"
+    else:
+        mine = {id(p) for p in endpoint_pods([p for p, _ in typed], endpoint, name)}
+        typed = [(p, notes) for p, notes in typed if id(p) in mine]
+        how = unselected_pods_how(endpoint, name)
+    pods = [p for p, _ in typed]
+    malformed.extend(note for _, notes in typed for note in notes)
+    worker_image = (endpoint.get("spec") or {}).get("worker", {}).get("image")
+    logs: dict[str, str] = {}
+    errors: dict[str, str] = {}
+    for pod in pods:
+        container = worker_container(pod, worker_image)
+        if container is None:
+            continue
+        pod_id = pod_name(pod)
+        if len(logs) + len(errors) >= MAX_LOGS:
+            errors[pod_id] = f"not read (at most {MAX_LOGS} logs are read)"
+            continue
+        text = cluster.log(namespace, pod_id, str(container.get("name") or ""), previous=False)
+        if text is None:
+            errors[pod_id] = "the API gave no log (none yet, or it could not be read in time)"
+        else:
+            logs[pod_id] = text
+    notes = [Check("answer", False, f"unknown: {note}") for note in malformed]
+    if listing.unread:
+        notes.append(Check("pods", False, f"not read: {listing.unread}"))
+    return Observed(namespace, name, endpoint, pods, how, logs, errors), notes
