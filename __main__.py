@@ -2,7 +2,7 @@
 
 import pulumi
 
-from mlcc.bench.access import port_forward_commands
+from mlcc.bench.client.access import port_forward_commands
 from mlcc.components import program as deployment
 from mlcc.components.endpoint import InferenceEndpoint, InferenceEndpointArgs
 from mlcc.components.namespace import EndpointNamespace, EndpointNamespaceArgs
@@ -13,7 +13,7 @@ from mlcc.config import stack as config
 from mlcc.deploy.waiter import WaitSettings
 from mlcc.manifest import workload
 from mlcc.observability.delivery import delivery
-from mlcc.preflight.budget import check_budget
+from mlcc.preflight.cost.budget import check_budget
 from mlcc.preflight.run import check_before_deploy
 
 stack_config = config.from_pulumi().config

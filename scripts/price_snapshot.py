@@ -1,7 +1,7 @@
-"""Build mlcc/preflight/prices.json, the offline price table, from AWS's public offer files.
+"""Build mlcc/preflight/cost/prices.json, the offline price table, from AWS's public offer files.
 
     python scripts/price_snapshot.py OFFER.json [OFFER.json ...] --region us-east-1 \
-        --instance-type ml.g5.12xlarge [--instance-type ...] [--out mlcc/preflight/prices.json]
+        --instance-type ml.g5.12xlarge [--instance-type ...] [--out mlcc/preflight/cost/prices.json]
 
 Each OFFER.json is an offer file of the AWS Price List bulk API, downloaded without credentials
 from https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/index.json (the index names each
@@ -9,7 +9,7 @@ service's file: AmazonSageMaker, AmazonEKS, AmazonEC2, per region under `regionI
 shape (`offerCode`, `version`, `publicationDate`, `products` by SKU with `productFamily` and
 `attributes`, `terms.OnDemand` by SKU then offer term with `priceDimensions` and
 `pricePerUnit.USD`) is AWS's documented offer file format. Each product is judged by the very
-rule preflight applies to GetProducts' answer (mlcc.preflight.prices): a row is written only
+rule preflight applies to GetProducts' answer (mlcc.preflight.cost.prices): a row is written only
 where exactly one product matches; otherwise the script says why and writes no row. Rows of
 other sources already in the table (a public page) stay unless an offer file prices the same
 region and item.
@@ -24,11 +24,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from mlcc.preflight import prices
+from mlcc.preflight.cost import prices
 
 SERVICE_ITEMS = {"AmazonEKS": (prices.EKS_CONTROL_PLANE,), "AmazonEC2": (prices.NAT_GATEWAY,)}
 OFFER_URL = "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/{code}/{version}/index.json"
-DEFAULT_OUT = Path(__file__).resolve().parents[1] / "mlcc" / "preflight" / prices.SNAPSHOT_FILE
+DEFAULT_OUT = (
+    Path(__file__).resolve().parents[1] / "mlcc" / "preflight" / "cost" / prices.SNAPSHOT_FILE
+)
 
 
 def price_list(offer: Mapping[str, Any]) -> list[str]:

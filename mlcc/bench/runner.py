@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from mlcc.bench.deadline import Deadline, DeadlineExceeded
-from mlcc.bench.stream import LineSplitter, RequestResult, StreamError, StreamTimer
-from mlcc.bench.transport import RequestError, describe
+from mlcc.bench.client.deadline import Deadline, DeadlineExceeded
+from mlcc.bench.client.stream import LineSplitter, RequestResult, StreamError, StreamTimer
+from mlcc.bench.client.transport import RequestError, describe
 
 # (API path, request body, mark_sent, deadline) -> the response body, piece by piece, as it
 # arrives. A sender whose client does work of its own before the request leaves (SigV4 signing)

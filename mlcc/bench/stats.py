@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from mlcc.bench.client.stream import RequestResult
 from mlcc.bench.speculative import SpeculativeFigures
-from mlcc.bench.stream import RequestResult
 
 PERCENTILES = (50, 90, 99)
 LATENCY_KEYS = ("ttft_ms", "itl_ms", "e2e_ms")

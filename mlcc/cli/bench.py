@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from mlcc.bench import access, inputs, prompts, report, runner, stats, transport
 from mlcc.bench import cost as bench_money
+from mlcc.bench import inputs, prompts, report, runner, stats
+from mlcc.bench.client import access, transport
 from mlcc.bench.prometheus import Sample
 from mlcc.bench.speculative import speculative_figures
 from mlcc.cli import bench_cost
@@ -250,7 +251,7 @@ def _http_sender(
 def _sagemaker_sender(
     endpoint_name: str, region: str | None, timeout_s: float
 ) -> runner.StreamSender:
-    from mlcc.bench import sagemaker
+    from mlcc.bench.client import sagemaker
 
     client = sagemaker.sagemaker_client(region, timeout_s)
     problem = sagemaker.endpoint_name_problem(client, endpoint_name)

@@ -1,8 +1,9 @@
 """`mlcc bench`'s price: the hourly price of the nodes the measured endpoint's pods use.
 
 `--usd-per-hour USD` gives it; else with `--stack` it is the endpoint's share of its instance
-type's nodes by GPUs (mlcc.preflight.cost), priced from the snapshot, or from the AWS Price List
-API with `--price-list` (the same lookup as preflight's, docs/cost.md). None without either.
+type's nodes by GPUs (mlcc.preflight.cost.estimate), priced from the snapshot, or from the
+AWS Price List API with `--price-list` (the same lookup as preflight's, docs/cost.md). None
+without either.
 """
 
 from __future__ import annotations
@@ -53,7 +54,8 @@ def _stack_share(
     project_dir: Path, stack: str, endpoint: str, price_list: bool
 ) -> tuple[Decimal | None, str]:
     from mlcc.config import stack as stack_config
-    from mlcc.preflight import cost, prices
+    from mlcc.preflight.cost import estimate as cost
+    from mlcc.preflight.cost import prices
     from mlcc.stackfiles import resolve as stackfiles
 
     project = stackfiles.load_project(project_dir)
@@ -61,7 +63,7 @@ def _stack_share(
     config = stack_config.parse(values.values, stack=stack, secret_keys=values.secret_keys).config
     live: tuple[Any, ...] = ()
     if price_list:
-        from mlcc.preflight.pricing import pricing_part
+        from mlcc.preflight.cost.price_list import pricing_part
         from mlcc.preflight.run import deadline_seconds
 
         live = pricing_part(config, deadline_seconds()).prices

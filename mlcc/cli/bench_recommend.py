@@ -61,7 +61,7 @@ def apply(args: argparse.Namespace, recommendation: Mapping[str, Any]) -> int:
 
 
 def _endpoint(args: argparse.Namespace) -> Any:
-    from mlcc.bench import access
+    from mlcc.bench.client import access
     from mlcc.cli.optimize_context import Refusal
     from mlcc.config import stack as stack_config
     from mlcc.stackfiles import resolve as stackfiles

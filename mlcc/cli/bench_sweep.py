@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mlcc.bench import access, inputs, prompts, report, runner, stats, transport
+from mlcc.bench import inputs, prompts, report, runner, stats
+from mlcc.bench.client import access, transport
+from mlcc.bench.client.stream import RequestResult
 from mlcc.bench.prometheus import Sample
-from mlcc.bench.stream import RequestResult
 from mlcc.bench.sweep import levels as sweep_levels
 from mlcc.bench.sweep import report as sweep_report
 from mlcc.bench.sweep.crossover import DEFAULT_MIN_SPEEDUP

@@ -300,7 +300,7 @@ def _observability(stack: str, values: Any) -> tuple[dict[str, str], str | None]
 
 
 def _cost() -> dict[str, Any] | None:
-    """What the program's run priced (mlcc.preflight.budget), as plan.json records it."""
+    """What the program's run priced (mlcc.preflight.cost.budget), as plan.json records it."""
     from mlcc.preflight.run import PROGRAM
 
     return PROGRAM.costing.as_json() if PROGRAM.costing is not None else None

@@ -38,7 +38,7 @@ DEFAULT_OUT = Path("build/plan")
 PLAN_FILE = "plan.json"
 MANIFESTS = "manifests"
 OWNED_KEY = "manifests"  # plan.json's list of the manifest files that run wrote
-COST_KEY = "cost"  # what the stack costs per hour (mlcc.preflight.cost, docs/cost.md)
+COST_KEY = "cost"  # what the stack costs per hour (mlcc.preflight.cost.estimate, docs/cost.md)
 # plan.json's list of hp:observability's importable files that run wrote (docs/observability.md)
 OBSERVABILITY_KEY = "observability"
 # A name mlcc gives a manifest: `NN-kind-name.yaml`, one plain file name (never a path).

@@ -21,7 +21,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_docker_build as docker_build
 
-from mlcc.components import iam_policies
+from mlcc.components.cluster import iam_policies
 from mlcc.serving.engines import Engine
 
 PLATFORM = docker_build.Platform.LINUX_AMD64

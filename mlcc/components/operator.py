@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from mlcc.components import iam_policies
-from mlcc.components.storage import private_bucket
+from mlcc.components.cluster import iam_policies
+from mlcc.components.cluster.storage import private_bucket
 from mlcc.config.infrastructure import INFERENCE_ADDON
 from mlcc.facts.operator import OPERATOR_CONTROLLER, OPERATOR_NAMESPACE
 

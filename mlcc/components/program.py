@@ -15,12 +15,13 @@ from pathlib import Path
 import pulumi
 import pulumi_kubernetes as k8s
 
-from mlcc.components import existing_cluster, iam_policies
-from mlcc.components.cluster_access import ExistingClusterAccess, ExistingClusterAccessArgs
-from mlcc.components.eks import EksCluster, EksClusterArgs
-from mlcc.components.hyperpod import HyperPodCluster, HyperPodClusterArgs
+from mlcc.components.cluster import existing as existing_cluster
+from mlcc.components.cluster import iam_policies
+from mlcc.components.cluster.access import ExistingClusterAccess, ExistingClusterAccessArgs
+from mlcc.components.cluster.eks import EksCluster, EksClusterArgs
+from mlcc.components.cluster.hyperpod import HyperPodCluster, HyperPodClusterArgs
+from mlcc.components.cluster.network import Network, NetworkArgs
 from mlcc.components.images import ServeImage, ServeImageArgs
-from mlcc.components.network import Network, NetworkArgs
 from mlcc.components.operator import InferenceOperator, InferenceOperatorArgs
 from mlcc.config.infrastructure import ExistingCluster, NewCluster, NewNetwork, resource_base_name
 from mlcc.config.stack import StackConfig

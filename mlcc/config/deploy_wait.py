@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlcc.config.reader import Reader
-from mlcc.config.scaling import INT32_MAX
+from mlcc.config.scaling.autoscaling import INT32_MAX
 from mlcc.config.schema import KEYS_BY_NAME
 
 # Sized for a large target plus its draft, downloaded at start-up (no weight prefetch).

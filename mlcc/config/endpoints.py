@@ -14,10 +14,13 @@ import re
 from dataclasses import dataclass, field, replace
 
 from mlcc import engine_contract
-from mlcc.config import aws_rules, instances, operator_rules, speculative_keys
-from mlcc.config.operator import OperatorSettings, parse_operator_settings
+from mlcc.config import speculative_keys
+from mlcc.config.aws import instances
+from mlcc.config.aws import rules as aws_rules
+from mlcc.config.operator import rules as operator_rules
+from mlcc.config.operator.features import OperatorSettings, parse_operator_settings
 from mlcc.config.reader import Reader
-from mlcc.config.scaling import Autoscaling
+from mlcc.config.scaling.autoscaling import Autoscaling
 from mlcc.config.schema import ENDPOINT_KEYS, KEYS_BY_NAME
 from mlcc.serving import speculative
 from mlcc.serving.engines import Engine, EngineRelease, release

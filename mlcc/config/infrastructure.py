@@ -2,7 +2,7 @@
 
 Pure: `parse` reads the raw `hp:*` values through a config reader, records every problem with
 its key, and returns an `InfrastructureConfig`. `mlcc.config.stack.parse` calls it; nothing here
-imports Pulumi. AWS's own limits (names, tags, regions) come from `mlcc.config.aws_rules`.
+imports Pulumi. AWS's own limits (names, tags, regions) come from `mlcc.config.aws.rules`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlcc.config import aws_rules
+from mlcc.config.aws import rules as aws_rules
 from mlcc.config.reader import Reader
 from mlcc.config.schema import CREATE_KEYS
 

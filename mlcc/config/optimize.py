@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, TypeVar
 
-from mlcc.config import aws_rules
+from mlcc.config.aws import rules as aws_rules
 
 T = TypeVar("T")
 

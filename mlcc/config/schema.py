@@ -15,7 +15,7 @@ from typing import Literal
 
 import yaml
 
-from mlcc.config import operator_keys
+from mlcc.config.operator import keys as operator_keys
 from mlcc.engine_contract import SUPPORTED_VERSIONS
 
 PROJECT = "hp"

@@ -14,7 +14,9 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 
-from mlcc.config import aws_rules, capacity, cuda_fit, infrastructure, scaling
+from mlcc.config import infrastructure
+from mlcc.config.aws import capacity, cuda_fit
+from mlcc.config.aws import rules as aws_rules
 from mlcc.config.budget import Budget, parse_budget
 from mlcc.config.deploy_wait import DeployWait, parse_deploy_wait
 from mlcc.config.endpoints import (
@@ -28,6 +30,7 @@ from mlcc.config.infrastructure import ExistingCluster, InfrastructureConfig
 from mlcc.config.observability import ObservabilitySettings, parse_observability
 from mlcc.config.optimize import OptimizeSettings, parse_optimize_settings
 from mlcc.config.reader import Reader
+from mlcc.config.scaling import autoscaling as scaling
 from mlcc.config.schema import KEYS_BY_QUALIFIED, PROJECT
 from mlcc.facts.operator import OPERATOR_NAMESPACE
 from mlcc.serving.engines import EngineRelease

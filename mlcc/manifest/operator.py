@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mlcc.config.operator import OperatorSettings
-from mlcc.config.operator_fields import PROBE_NAMES
+from mlcc.config.operator.features import OperatorSettings
+from mlcc.config.operator.fields import PROBE_NAMES
 
 PROBE_PERIOD_SECONDS = 10
 # SGLang's /health takes about 1 s (1.007 s measured), so the operator's default readiness

@@ -14,8 +14,8 @@ from typing import Any
 from mlcc import engine_contract as contract
 from mlcc.config.deploy_wait import DeployWait
 from mlcc.config.endpoints import EndpointConfig
-from mlcc.config.operator import OperatorSettings
-from mlcc.config.scaling import Autoscaling, autoscaling_spec, metrics_env, metrics_spec
+from mlcc.config.operator.features import OperatorSettings
+from mlcc.config.scaling.autoscaling import Autoscaling, autoscaling_spec, metrics_env, metrics_spec
 from mlcc.config.stack import StackConfig
 from mlcc.facts.operator import GROUP, KIND, VERSION
 from mlcc.manifest import operator

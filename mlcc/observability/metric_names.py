@@ -5,10 +5,10 @@ generated from each supported release's wheel by scripts/engine_metrics.py; the 
 each is recorded there and in docs/metrics-facts.md), and every supported release must define it,
 so a release that renames one fails at import, not in a silent panel. The speculative names are
 `mlcc bench`'s (mlcc/bench/speculative.py) and the queue gauges the KEDA trigger's
-(mlcc/config/scaling.py), so the three read the same series. Selectors come from the contract's
-`selector`, which matches every spelling the engine's exposition formats give a sample (SGLang
-negotiates, and under OpenMetrics prometheus_client writes `sglang_<name>`; vLLM answers text
-and keeps its colons).
+(mlcc/config/scaling/autoscaling.py), so the three read the same series. Selectors come from
+the contract's `selector`, which matches every spelling the engine's exposition formats give a
+sample (SGLang negotiates, and under OpenMetrics prometheus_client writes `sglang_<name>`; vLLM
+answers text and keeps its colons).
 
 kube-state-metrics, its `pod-metrics.md` documentation page (kubernetes/kube-state-metrics):
 `kube_pod_status_ready{namespace, pod, condition="true"|"false"|"unknown"}`, a gauge.
@@ -17,7 +17,7 @@ kube-state-metrics, its `pod-metrics.md` documentation page (kubernetes/kube-sta
 from __future__ import annotations
 
 from mlcc.bench import speculative as bench
-from mlcc.config.scaling import QUEUE_DEPTH_METRICS
+from mlcc.config.scaling.autoscaling import QUEUE_DEPTH_METRICS
 from mlcc.facts import engine_metrics as contract
 from mlcc.facts.engine_metrics import EngineMetric
 from mlcc.serving.engines import Engine

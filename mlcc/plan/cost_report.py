@@ -1,7 +1,7 @@
 """The plan's cost lines and the cost change of `--diff`, from plan.json's `cost` (docs/cost.md).
 
-Pure, over the JSON form mlcc.preflight.cost writes (figures as decimal text, exact), so a plan
-and the plan.json it is compared with are read the same way. Lines:
+Pure, over the JSON form mlcc.preflight.cost.estimate writes (figures as decimal text, exact), so
+a plan and the plan.json it is compared with are read the same way. Lines:
 
     cost (prices: snapshot, published 2024-04-01 to 2026-12-06):
       ml.g5.12xlarge x 2 @ $7.09/h = $14.18/h (group workers)
@@ -19,7 +19,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 from mlcc.plan.report import MAX_COLUMNS
-from mlcc.preflight.cost import usd
+from mlcc.preflight.cost.estimate import usd
 
 
 def _amount(text: Any) -> Decimal | None:

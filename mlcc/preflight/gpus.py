@@ -1,5 +1,5 @@
 """GPU memory and compute capability per instance type: the vendored table
-mlcc/config/gpus.json (its `about` records the sources), the one the config's instance checks
+mlcc/config/aws/gpus.json (its `about` records the sources), the one the config's instance checks
 read too. The memory fit takes a `GpuSpec` as an argument, so a value read from the account
 (EC2 DescribeInstanceTypes) can replace the table's."""
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cache
 
-from mlcc.config.instances import GPU_FAMILIES
+from mlcc.config.aws.instances import GPU_FAMILIES
 
 MIB = 1024 * 1024
 

@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from mlcc.config import instances
+from mlcc.config.aws import instances
 from mlcc.config.endpoints import EndpointConfig
 from mlcc.config.stack import StackConfig
 from mlcc.preflight import memory, rules, speculators

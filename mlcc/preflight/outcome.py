@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 
-from mlcc.preflight.prices import Missing, Price
+from mlcc.preflight.cost.prices import Missing, Price
 from mlcc.serving.speculative import Problem
 
 
@@ -40,7 +40,7 @@ class Outcome:
     unchecked: tuple[Unchecked, ...] = ()
     lines: dict[str, tuple[str, ...]] = field(default_factory=dict)
     read: frozenset[str] = frozenset()  # keys whose model's config.json was read, e.g. hp:model
-    prices: tuple[Price | Missing, ...] = ()  # the AWS Price List's (mlcc.preflight.pricing)
+    prices: tuple[Price | Missing, ...] = ()  # from mlcc.preflight.cost.price_list
 
 
 def combine(outcomes: Iterable[Outcome]) -> Outcome:

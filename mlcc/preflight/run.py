@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from mlcc.config.stack import StackConfig
-from mlcc.preflight.account_facts import GpuMemory
-from mlcc.preflight.cost import Costing
+from mlcc.preflight.account.facts import GpuMemory
+from mlcc.preflight.cost.estimate import Costing
 from mlcc.preflight.gpus import GpuSpec, gpu_spec
 from mlcc.preflight.outcome import Mode, Outcome, Unchecked, combine, settle
 from mlcc.serving.speculative import Problem
@@ -28,7 +28,7 @@ def models_part(config: StackConfig, deadline_seconds: float) -> Outcome:
     DescribeInstanceTypes gives in the account when it answers (the account part shares the
     call), else the table's."""
     from mlcc.preflight import models
-    from mlcc.preflight.account import gpu_memory
+    from mlcc.preflight.account.part import gpu_memory
 
     def gpus(instance_type: str) -> GpuSpec | None:
         measured = gpu_memory(config, deadline_seconds).get(instance_type)
@@ -38,8 +38,8 @@ def models_part(config: StackConfig, deadline_seconds: float) -> Outcome:
 
 
 def account_part(config: StackConfig, deadline_seconds: float) -> Outcome:
-    """The account part (mlcc.preflight.account), imported when preflight runs."""
-    from mlcc.preflight.account import check_account
+    """The account part (mlcc.preflight.account.part), imported when preflight runs."""
+    from mlcc.preflight.account.part import check_account
 
     return check_account(config, deadline_seconds)
 
@@ -51,8 +51,8 @@ def measured_spec(spec: GpuSpec | None, measured: object) -> GpuSpec | None:
 
 
 def pricing_part(config: StackConfig, deadline_seconds: float) -> Outcome:
-    """The prices of what the stack bills (mlcc.preflight.pricing), imported when preflight runs."""
-    from mlcc.preflight.pricing import pricing_part as prices
+    """The prices of what the stack bills (mlcc.preflight.cost.price_list), imported on use."""
+    from mlcc.preflight.cost.price_list import pricing_part as prices
 
     return prices(config, deadline_seconds)
 
@@ -67,7 +67,7 @@ class ProgramSwitch:
 
     enabled: bool = True
     outcome: Outcome | None = None
-    costing: Costing | None = None  # what the stack costs (mlcc.preflight.budget)
+    costing: Costing | None = None  # what the stack costs (mlcc.preflight.cost.budget)
 
 
 PROGRAM = ProgramSwitch()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from bench_fake_engine import EngineBehaviour, FakeEngine
 
-from mlcc.bench.access import port_forward_command, port_forward_commands, stack_endpoints
+from mlcc.bench.client.access import port_forward_command, port_forward_commands, stack_endpoints
 from mlcc.cli import main
 from mlcc.manifest.workload import CONTAINER_PORT
 

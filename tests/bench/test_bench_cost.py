@@ -15,7 +15,7 @@ from bench_fake_engine import EngineBehaviour, FakeEngine
 from test_bench_cli import bench, close, load
 
 from mlcc.bench import cost
-from mlcc.preflight import prices
+from mlcc.preflight.cost import prices
 
 REPO = Path(__file__).resolve().parents[2]
 

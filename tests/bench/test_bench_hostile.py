@@ -216,9 +216,9 @@ def test_a_transport_timeout_at_the_deadline_is_the_deadline_before_the_watchdog
 ) -> None:
     """botocore's read timeout is set to --timeout: it can end the read a moment before the
     deadline's watchdog wakes. The request still failed at the deadline, and says so."""
-    from mlcc.bench import deadline as deadlines
     from mlcc.bench import runner
-    from mlcc.bench.transport import RequestError
+    from mlcc.bench.client import deadline as deadlines
+    from mlcc.bench.client.transport import RequestError
 
     monkeypatch.setattr(deadlines._WATCHDOG, "watch", lambda deadline: None)  # never wakes
 

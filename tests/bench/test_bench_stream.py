@@ -8,7 +8,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mlcc.bench.stream import LineSplitter, StreamTimer
+from mlcc.bench.client.stream import LineSplitter, StreamTimer
 
 EVENTS = [
     {"choices": [{"delta": {"role": "assistant"}}]},

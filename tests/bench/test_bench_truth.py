@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mlcc.bench import report
+from mlcc.bench.client.stream import RequestResult, StreamTimer
 from mlcc.bench.prometheus import parse_exposition
 from mlcc.bench.speculative import (
     SGLANG_GENERATION_TOKENS,
@@ -27,7 +28,6 @@ from mlcc.bench.speculative import (
     speculative_figures,
 )
 from mlcc.bench.stats import RunSettings, summarize
-from mlcc.bench.stream import RequestResult, StreamTimer
 
 ANY_JSON = st.recursive(
     st.none()

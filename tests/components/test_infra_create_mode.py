@@ -428,7 +428,7 @@ def test_checks_catch_a_mistyped_service_account(monkeypatch: pytest.MonkeyPatch
 
 
 def test_checks_catch_a_missing_instance_group_input(monkeypatch: pytest.MonkeyPatch) -> None:
-    import mlcc.components.hyperpod as hyperpod_module
+    import mlcc.components.cluster.hyperpod as hyperpod_module
 
     original = hyperpod_module.instance_group_args
 
@@ -443,7 +443,7 @@ def test_checks_catch_a_missing_instance_group_input(monkeypatch: pytest.MonkeyP
 
 
 def test_checks_catch_a_wrong_eks_setting(monkeypatch: pytest.MonkeyPatch) -> None:
-    import mlcc.components.eks as eks_module
+    import mlcc.components.cluster.eks as eks_module
 
     monkeypatch.setattr(
         eks_module.eks, "AuthenticationMode", type("M", (), {"API_AND_CONFIG_MAP": "CONFIG_MAP"})

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from program_runs import CR_TYPE, IMAGE, run_main
 
-from mlcc.components import existing_cluster
+from mlcc.components.cluster import existing as existing_cluster
 from mlcc.plan import mocks as offline
 
 EXISTING_TYPES = [

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from mlcc.components import hyperpod, iam_policies, operator
-from mlcc.components.existing_cluster import Described, describe, kubeconfig
+from mlcc.components import operator
+from mlcc.components.cluster import hyperpod, iam_policies
+from mlcc.components.cluster.existing import Described, describe, kubeconfig
 from mlcc.components.images import content_tag, context_files
 from mlcc.serving.engines import Engine
 
@@ -253,7 +254,7 @@ def test_a_cluster_name_that_cannot_be_looked_up_is_one_clear_error(
     import pulumi
     from botocore.stub import Stubber
 
-    from mlcc.components import existing_cluster
+    from mlcc.components.cluster import existing as existing_cluster
 
     client = boto3.client(
         "sagemaker", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="y"
@@ -269,14 +270,14 @@ def test_a_cluster_name_that_cannot_be_looked_up_is_one_clear_error(
     "version", ["v1.18.3-eksbuild.1", "v1.20.4-eksbuild.2", "v2.0.0-eksbuild.1"]
 )
 def test_vpc_cni_versions_hyperpod_accepts(version: str) -> None:
-    from mlcc.components.eks import supported_vpc_cni
+    from mlcc.components.cluster.eks import supported_vpc_cni
 
     assert supported_vpc_cni(version) == version
 
 
 @pytest.mark.parametrize("version", ["v1.18.2-eksbuild.1", "v1.9.30-eksbuild.1", "latest"])
 def test_vpc_cni_versions_hyperpod_refuses(version: str) -> None:
-    from mlcc.components.eks import supported_vpc_cni
+    from mlcc.components.cluster.eks import supported_vpc_cni
 
     with pytest.raises(ValueError, match="HyperPod needs"):
         supported_vpc_cni(version)

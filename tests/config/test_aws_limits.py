@@ -110,7 +110,7 @@ def test_a_hyperpod_gpu_type_missing_from_the_gpu_table_is_taken_with_gpu_count(
 
 
 def _known_types() -> set[str]:
-    from mlcc.config.instances import GPU_COUNTS
+    from mlcc.config.aws.instances import GPU_COUNTS
 
     return set(GPU_COUNTS)
 

@@ -1,4 +1,4 @@
-"""The AWS facts `mlcc.config.aws_rules` reads with botocore's loader (not a whole session) are
+"""The AWS facts `mlcc.config.aws.rules` reads with botocore's loader (not a whole session) are
 the ones a botocore session answers: the same regions, shapes and instance types."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import botocore.loaders
 import botocore.session
 import pytest
 
-from mlcc.config import aws_rules
+from mlcc.config.aws import rules as aws_rules
 
 SHAPES = ("TagList", "TagKey", "TagValue", "ClusterArn", "ClusterName", "BucketName")
 

@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from program_runs import stack_values
 
-from mlcc.config.capacity import nodes_needed, start_pods
+from mlcc.config.aws.capacity import nodes_needed, start_pods
 from mlcc.config.stack import ConfigError, Parsed, parse
 from mlcc.manifest import workload
-from mlcc.preflight import account_checks
+from mlcc.preflight.account import checks as account_checks
 
 REGIONS = {"aws:region": "us-east-1", "aws-native:region": "us-east-1"}
 BASE = {"hp:model": "meta-llama/Llama-3.1-8B-Instruct", **REGIONS}

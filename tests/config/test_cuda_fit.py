@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from mlcc.config import cuda_fit
+from mlcc.config.aws import cuda_fit
 from mlcc.config.stack import ConfigError, parse
 from mlcc.facts import nvidia
 from mlcc.serving.engines import RELEASES, Engine

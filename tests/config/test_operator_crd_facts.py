@@ -7,7 +7,8 @@ from typing import Any
 
 from crd_schema import crd_schema
 
-from mlcc.config import operator, operator_fields
+from mlcc.config.operator import features as operator
+from mlcc.config.operator import fields as operator_fields
 
 SPEC = crd_schema("inferenceendpointconfigs.yaml")["properties"]["spec"]["properties"]
 WORKER = SPEC["worker"]["properties"]

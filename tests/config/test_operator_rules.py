@@ -1,7 +1,7 @@
 """What preview refuses or warns about in the operator keys, naming the key (pure parsing).
 
 The combinations come from the engines' and the operator's public trackers; each rule's source
-is cited beside it in mlcc/config/operator_rules.py.
+is cited beside it in mlcc/config/operator/rules.py.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mlcc.config.aws_rules import hyperpod_instance_types, integer_bounds
+from mlcc.config.aws.rules import hyperpod_instance_types, integer_bounds
 from mlcc.config.schema import KEYS
 from mlcc.config.stack import ConfigError, parse
 

@@ -8,7 +8,7 @@ import botocore.session
 import pytest
 from crd_schema import assert_valid_manifest, crd_schema
 
-from mlcc.config.scaling import (
+from mlcc.config.scaling.autoscaling import (
     CRD_INTEGER_BOUNDS,
     CRD_SERVER_ADDRESS_PATTERN,
     DEFAULT_MAX_REPLICAS,

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mlcc.config.endpoints import BASELINE_SUFFIX, MAX_NAME_LENGTH
-from mlcc.config.scaling import autoscaling_spec, parse_autoscaling
+from mlcc.config.scaling.autoscaling import autoscaling_spec, parse_autoscaling
 from mlcc.config.stack import ConfigError, parse
 
 KEY = "hp:autoscaling"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mlcc.config.scaling import QUEUE_DEPTH_METRICS
+from mlcc.config.scaling.autoscaling import QUEUE_DEPTH_METRICS
 from mlcc.engine_contract import SUPPORTED_VERSIONS
 from mlcc.facts import exposition
 from mlcc.facts.engine_metrics import (

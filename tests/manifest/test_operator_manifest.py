@@ -10,7 +10,7 @@ import pytest
 from crd_schema import crd_schema
 from manifest_samples import CRD, valid_specs
 
-from mlcc.config import operator_keys
+from mlcc.config.operator import keys as operator_keys
 from mlcc.manifest import operator
 from mlcc.serving.speculative import SpeculativeSpec
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from fleet import NAMESPACE, Scraped
 
-from mlcc.config.scaling import autoscaling_spec, parse_autoscaling
+from mlcc.config.scaling.autoscaling import autoscaling_spec, parse_autoscaling
 from mlcc.facts.exposition import PROMETHEUS_2_42_ACCEPT
 from mlcc.serving.engines import Engine
 

@@ -17,7 +17,7 @@ import yaml
 from obs_stacks import NAMESPACE, stack
 from promtool_harness import check_rules, recording_rules, run_rule_tests, write_yaml
 
-from mlcc.config.scaling import Autoscaling, ScalingMetric, autoscaling_spec
+from mlcc.config.scaling.autoscaling import Autoscaling, ScalingMetric, autoscaling_spec
 from mlcc.observability.dashboard import dashboard, expressions
 from mlcc.observability.rules import prometheus_rule, rule_file
 
@@ -91,7 +91,7 @@ def test_every_dashboard_and_keda_expression_parses(tmp_path: Path) -> None:
     config = stack()
     queries = expressions(dashboard(config))
     for endpoint in config.endpoints:
-        # The KEDA trigger's query (mlcc/config/scaling.py), as the endpoint CR carries it.
+        # The KEDA trigger's query (mlcc/config/scaling/autoscaling.py), as the CR carries it.
         settings = Autoscaling(metric=ScalingMetric.QUEUE_DEPTH, target_value=2.0)
         spec = autoscaling_spec(
             settings, endpoint_name=endpoint.name, namespace=NAMESPACE, engine=endpoint.engine

@@ -11,7 +11,7 @@ from mlcc.plan.cost_report import diff_line, headline_lines
 def document(
     *lines: tuple[str, int, str | None], shares: list[Any] | None = None
 ) -> dict[str, Any]:
-    """A plan.json `cost` as mlcc.preflight.cost writes it, for these (item, count, USD) lines."""
+    """A plan.json `cost` as mlcc.preflight.cost.estimate writes, for these (item, count, USD)."""
     rows = []
     for item, count, usd in lines:
         per_hour = None if usd is None else str(Decimal(usd) * count)

@@ -26,7 +26,7 @@ from botocore.retries.standard import ExponentialBackoff
 from local_aws import MODELS, LocalAWS, Reply, error, local_aws
 
 from mlcc.config.infrastructure import INFERENCE_ADDON
-from mlcc.preflight.account import IAM_ACTIONS
+from mlcc.preflight.account.part import IAM_ACTIONS
 from mlcc.preflight.bounded.parallel import THREAD_PREFIX
 
 ACCOUNT_ID = "123456789012"

@@ -29,8 +29,9 @@ from program_runs import stack_values
 
 from mlcc.config import stack as config
 from mlcc.config.stack import StackConfig
-from mlcc.preflight import account, account_fetch
-from mlcc.preflight.account_facts import GpuMemory
+from mlcc.preflight.account import fetch as account_fetch
+from mlcc.preflight.account import part as account
+from mlcc.preflight.account.facts import GpuMemory
 from mlcc.preflight.outcome import Mode, Outcome, settle
 
 EXISTING_ARN = "arn:aws:sagemaker:us-east-1:123456789012:cluster/a1b2c3d4e5f6"  # its stack's

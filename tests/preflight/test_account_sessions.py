@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from botocore.loaders import Loader
 
-from mlcc.config import aws_rules
-from mlcc.preflight import account_fetch
+from mlcc.config.aws import rules as aws_rules
+from mlcc.preflight.account import fetch as account_fetch
 
 
 def loader_of(clients: account_fetch.Clients | object) -> Loader:

@@ -20,7 +20,8 @@ from local_aws import LocalAWS
 from program_runs import IMAGE, REPO
 
 from mlcc.cli import main
-from mlcc.preflight import prices, run
+from mlcc.preflight import run
+from mlcc.preflight.cost import prices
 
 G5 = "ml.g5.12xlarge"
 
@@ -48,7 +49,7 @@ def money(amount: Decimal) -> str:
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalAWS]:
     """The Price List only: preflight's other parts have their own tests."""
     monkeypatch.setattr(run, "PARTS", [run.pricing_part])
-    from mlcc.preflight import pricing
+    from mlcc.preflight.cost import price_list as pricing
 
     pricing.forget_answers()
     with account_served(monkeypatch, Account()) as fake:
@@ -235,7 +236,7 @@ def test_preflight_says_where_a_live_price_differs_from_the_snapshot(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(run, "PARTS", [run.pricing_part])
-    from mlcc.preflight import pricing
+    from mlcc.preflight.cost import price_list as pricing
 
     stored = prices.snapshot()[("us-east-1", prices.EKS_CONTROL_PLANE)]
     live = stored.usd_per_hour + Decimal("0.02")

@@ -10,8 +10,8 @@ from __future__ import annotations
 from aws_accounts import RECORDED_EC2
 from local_aws import MODELS, shape_violations
 
-from mlcc.config import instances
-from mlcc.preflight.account_facts import ec2_twin
+from mlcc.config.aws import instances
+from mlcc.preflight.account.facts import ec2_twin
 from mlcc.preflight.gpus import gpu_spec
 
 RECORDED = RECORDED_EC2["reply"]["InstanceTypes"]

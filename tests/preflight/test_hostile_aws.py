@@ -24,10 +24,11 @@ from program_runs import IMAGE, REPO, stack_values
 from mlcc.cli import main
 from mlcc.config import stack as config
 from mlcc.config.stack import StackConfig
-from mlcc.preflight import account, pricing
+from mlcc.preflight.account import part as account
 from mlcc.preflight.bounded.aws_answers import MAX_PAGES
+from mlcc.preflight.cost import price_list as pricing
+from mlcc.preflight.cost.prices import Missing
 from mlcc.preflight.outcome import Mode, Outcome, settle
-from mlcc.preflight.prices import Missing
 
 DEADLINE_S = 8.0
 QUOTA = "ml.g5.12xlarge for cluster usage"

@@ -96,7 +96,7 @@ def test_usable_memory_per_engine() -> None:
 
 
 def test_the_gpu_table_knows_every_instance_type_the_project_does() -> None:
-    from mlcc.config.instances import GPU_COUNTS
+    from mlcc.config.aws.instances import GPU_COUNTS
 
     missing = [t for t in GPU_COUNTS if gpu_spec(t) is None]
     assert missing == []

@@ -18,7 +18,8 @@ from program_runs import stack_values
 
 from mlcc.config import stack as config
 from mlcc.config.stack import StackConfig
-from mlcc.preflight import prices, pricing
+from mlcc.preflight.cost import price_list as pricing
+from mlcc.preflight.cost import prices
 from mlcc.preflight.outcome import Outcome
 
 REPO = Path(__file__).resolve().parents[2]
@@ -190,7 +191,7 @@ def test_the_snapshot_script_builds_rows_from_an_offer_file_excerpt(tmp_path: Pa
 def test_where_the_price_list_answers_no_one_product_the_snapshot_is_not_used(
     dev_config: StackConfig,
 ) -> None:
-    from mlcc.preflight import cost
+    from mlcc.preflight.cost import estimate as cost
 
     table = prices.snapshot()
     assert ("us-east-1", prices.EKS_CONTROL_PLANE) in table

@@ -23,7 +23,7 @@ from hostile_files import Outcome, in_process
 from local_aws import LocalAWS, Reply, error, local_aws
 from recommendation_stubs import MODEL_S3_URI, ROLE_ARN, eagle3_recommendation, job_arn
 
-from mlcc.config.aws_rules import boto3_session
+from mlcc.config.aws.rules import boto3_session
 from mlcc.recommendation.names import STACK_TAG, stack_name_filter
 
 REPO = Path(__file__).resolve().parents[2]

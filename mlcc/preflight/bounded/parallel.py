@@ -8,7 +8,7 @@ from collections.abc import Callable
 from time import monotonic
 from typing import TypeVar
 
-from mlcc.preflight.account_facts import Unreached
+from mlcc.preflight.account.facts import Unreached
 
 T = TypeVar("T")
 THREAD_PREFIX = "preflight-aws: "

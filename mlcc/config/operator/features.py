@@ -2,7 +2,7 @@
 
 Each value is checked and kept in the CRD's own field names, so the manifest only composes
 them; the combinations that cannot work with the endpoint's engine and speculation are in
-`mlcc.config.operator_rules`. Every problem names the key (`hp:kvCache.l2Backend`, or
+`mlcc.config.operator.rules`. Every problem names the key (`hp:kvCache.l2Backend`, or
 `hp:endpoints[1].kvCache.l2Backend` for an entry's value).
 """
 
@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from mlcc import engine_contract
-from mlcc.config import aws_rules
-from mlcc.config import operator_fields as fields
-from mlcc.config.operator_keys import VENDORED_OPERATOR_VERSION
+from mlcc.config.aws import rules as aws_rules
+from mlcc.config.operator import fields
+from mlcc.config.operator.keys import VENDORED_OPERATOR_VERSION
 from mlcc.config.reader import Reader
 from mlcc.engine_contract.values import shown_value
 

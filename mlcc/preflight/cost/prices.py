@@ -188,9 +188,9 @@ def usd_amount(text: Any) -> Decimal | None:
 
 
 def snapshot() -> dict[tuple[str, str], Price]:
-    """The vendored table (mlcc/preflight/prices.json, by scripts/price_snapshot.py): one row
+    """The vendored table (mlcc/preflight/cost/prices.json, by scripts/price_snapshot.py): one row
     per (region, item), each with its USD per hour, publication date and source."""
-    text = resources.files("mlcc.preflight").joinpath(SNAPSHOT_FILE).read_text(encoding="utf-8")
+    text = resources.files(__package__).joinpath(SNAPSHOT_FILE).read_text(encoding="utf-8")
     return rows_by_key(json.loads(text)["rows"])
 
 

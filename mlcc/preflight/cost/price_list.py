@@ -4,7 +4,7 @@ boto3's `pricing` client (`GetProducts`, paginated), in the session preflight's 
 uses (the stack's aws:profile, `AWS_ENDPOINT_URL_PRICING` or `AWS_ENDPOINT_URL`, the same
 timeouts and retries), in a region where the API has an endpoint: the stack's region if botocore
 lists it for the `api.pricing` endpoint prefix, else the first botocore lists in the stack
-region's partition. Which product is the price is mlcc.preflight.prices' rule. Answers are kept
+region's partition. Which product is the price is mlcc.preflight.cost.prices' rule. Answers are kept
 for the process (one `pulumi preview` or `mlcc plan` asks each question once), each with its
 publication date. A lookup that fails or overruns is one "not checked" line, like every
 preflight read: a warning under hp:preflight auto, an error under strict.
@@ -15,15 +15,16 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from mlcc.config.aws_rules import endpoint_regions
+from mlcc.config.aws.rules import endpoint_regions
 from mlcc.config.stack import StackConfig
-from mlcc.preflight import account_fetch, cost
-from mlcc.preflight.account_facts import Unreached
-from mlcc.preflight.account_fetch import guarded
+from mlcc.preflight.account import fetch as account_fetch
+from mlcc.preflight.account.facts import Unreached
+from mlcc.preflight.account.fetch import guarded
 from mlcc.preflight.bounded import aws_answers
 from mlcc.preflight.bounded.parallel import run_parallel
+from mlcc.preflight.cost import estimate as cost
+from mlcc.preflight.cost.prices import Missing, Price, Rule, rule, select
 from mlcc.preflight.outcome import Outcome, Unchecked
-from mlcc.preflight.prices import Missing, Price, Rule, rule, select
 
 IAM_ACTION = "pricing:GetProducts"
 ENDPOINT_PREFIX = "api.pricing"

@@ -16,11 +16,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from mlcc.config import capacity, instances
+from mlcc.config.aws import capacity, instances
 from mlcc.config.endpoints import EndpointConfig
 from mlcc.config.infrastructure import INFERENCE_ADDON, ExistingCluster, NewCluster
 from mlcc.config.stack import StackConfig
-from mlcc.preflight.account_facts import (
+from mlcc.preflight.account.facts import (
     AccountFacts,
     AddonVersion,
     ExistingClusterFacts,
@@ -99,7 +99,7 @@ def nodes_needed(
     endpoints: Sequence[EndpointConfig], instance_type: str, per_node: int, *, ceiling: bool
 ) -> int:
     """Instances of `instance_type` whose GPUs hold the endpoints' pods (at autoscaling's
-    ceiling, or at hp:replicas), each pod on one node (mlcc.config.capacity.nodes_needed)."""
+    ceiling, or at hp:replicas), each pod on one node (mlcc.config.aws.capacity.nodes_needed)."""
     pods: Counter[int] = Counter()
     for endpoint in endpoints:
         if endpoint.instance_type == instance_type:

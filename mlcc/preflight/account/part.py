@@ -15,8 +15,9 @@ from typing import Any
 
 from mlcc.config.infrastructure import INFERENCE_ADDON, ExistingCluster, NewCluster
 from mlcc.config.stack import StackConfig
-from mlcc.preflight import account_checks, account_fetch
-from mlcc.preflight.account_facts import (
+from mlcc.preflight.account import checks as account_checks
+from mlcc.preflight.account import fetch as account_fetch
+from mlcc.preflight.account.facts import (
     AccountFacts,
     ExistingClusterFacts,
     GpuMemory,
@@ -24,7 +25,7 @@ from mlcc.preflight.account_facts import (
     Unreached,
     pick_quota,
 )
-from mlcc.preflight.account_fetch import Clients, guarded
+from mlcc.preflight.account.fetch import Clients, guarded
 from mlcc.preflight.bounded.parallel import Deadline, run_parallel
 from mlcc.preflight.outcome import Outcome
 
@@ -39,7 +40,7 @@ IAM_ACTIONS = (
     "sagemaker:DescribeCluster",
     "sagemaker:ListClusterNodes",
     "ec2:DescribeInstanceTypes",
-    "pricing:GetProducts",  # the pricing part (mlcc.preflight.pricing)
+    "pricing:GetProducts",  # the pricing part (mlcc.preflight.cost.price_list)
 )
 
 

@@ -1,7 +1,7 @@
 """What KEDA, the HPA and AWS accept of `hp:autoscaling`'s values, each bound with its source.
 
-Pure apart from reading botocore's SageMaker model (through `mlcc.config.aws_rules`).
-`mlcc.config.scaling` applies them; docs/scaling.md lists them.
+Pure apart from reading botocore's SageMaker model (through `mlcc.config.aws.rules`).
+`mlcc.config.scaling.autoscaling` applies them; docs/scaling.md lists them.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mlcc.config import aws_rules
+from mlcc.config.aws import rules as aws_rules
 
 # Kubernetes refuses an HPA whose behavior.scaleDown.stabilizationWindowSeconds (what the
 # operator makes of scaleDownStabilizationTime) is above 3600 (kubernetes

@@ -10,8 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from mlcc import engine_contract
-from mlcc.config import aws_rules, instances
-from mlcc.config.operator import OperatorSettings
+from mlcc.config.aws import instances
+from mlcc.config.aws import rules as aws_rules
+from mlcc.config.operator.features import OperatorSettings
 from mlcc.config.reader import Reader
 from mlcc.facts.operator import KV_CACHE_CONNECTOR_FLAG, OPERATOR_PROBE_TIMEOUT_SECONDS
 from mlcc.serving.engines import Engine

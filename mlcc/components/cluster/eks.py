@@ -22,7 +22,7 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
-from mlcc.components import iam_policies
+from mlcc.components.cluster import iam_policies
 
 _NODE_POLICIES = (
     "AmazonEKSWorkerNodePolicy",

@@ -14,7 +14,7 @@ from enum import StrEnum
 from typing import Any
 
 from mlcc.config import pod_names
-from mlcc.config import scaling_limits as limits
+from mlcc.config.scaling import limits
 from mlcc.engine_contract import PINNED_VERSIONS
 from mlcc.facts import engine_metrics
 from mlcc.serving.engines import ENV_PREFIXES, Engine
@@ -74,7 +74,7 @@ class Autoscaling:
 
 # Config field -> (CRD field, smallest value, stricter largest value or None); the Autoscaling
 # attribute is its snake_case. Stricter than the CRD: a ceiling of 0 replicas serves nothing,
-# KEDA cannot poll every 0 s; the largest values are those of mlcc/config/scaling_limits.py.
+# KEDA cannot poll every 0 s; the largest values are those of mlcc/config/scaling/limits.py.
 _INTEGER_FIELDS: dict[str, tuple[str, int, limits.Ceiling | None]] = {
     "minReplicas": ("minReplicaCount", 0, limits.REPLICAS),
     "maxReplicas": ("maxReplicaCount", 1, limits.REPLICAS),

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from mlcc.components.existing_cluster import ExistingHyperPod, kubeconfig_json
+from mlcc.components.cluster.existing import ExistingHyperPod, kubeconfig_json
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,8 @@ from decimal import Decimal
 
 from mlcc.config.budget import Budget
 from mlcc.config.stack import StackConfig
-from mlcc.preflight import cost, prices
+from mlcc.preflight.cost import estimate as cost
+from mlcc.preflight.cost import prices
 from mlcc.preflight.outcome import Mode, Outcome, Unchecked, settle
 from mlcc.preflight.run import PROGRAM
 from mlcc.serving.speculative import Problem

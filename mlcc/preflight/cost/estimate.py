@@ -4,7 +4,7 @@ Pure. The billed things come from the parsed stack, the way the components creat
 (mlcc/components/program.py): in create mode each HyperPod instance group, one EKS control plane
 and the NAT gateways of a new VPC (one, or one per public subnet with natGatewayPerAz); an
 existing cluster's nodes and network are not created by the stack, so not priced here. Prices
-are the AWS Price List's when preflight read them, else the snapshot's (mlcc.preflight.prices).
+are the AWS Price List's when preflight read them, else the snapshot's (mlcc.preflight.cost.prices).
 Figures are `Decimal`, exact: a price times a count, their sum, the sum times 730 hours; only an
 endpoint's share (a fraction of GPUs) is rounded, to the cent. A price not found leaves the total
 unknown: it is never counted as $0.
@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from mlcc.config.capacity import start_pods
+from mlcc.config.aws.capacity import start_pods
+from mlcc.config.aws.instances import GPU_COUNTS
 from mlcc.config.infrastructure import NewCluster, NewNetwork
-from mlcc.config.instances import GPU_COUNTS
 from mlcc.config.stack import StackConfig
-from mlcc.preflight.prices import (
+from mlcc.preflight.cost.prices import (
     API_SOURCE,
     EKS_CONTROL_PLANE,
     HOURS_PER_MONTH,

@@ -1,5 +1,5 @@
 """HTTP for `mlcc bench`: the streamed completions, the models check and the metrics scrapes,
-each a request whose whole answer must arrive before its `Deadline` (mlcc/bench/deadline.py).
+each a request whose whole answer must arrive before its `Deadline` (mlcc/bench/client/deadline.py).
 
 Each request gets its own connection: a reused one would leave the server's first write after
 an idle pause to Nagle's algorithm and the client's delayed ACK (up to 40 ms). Answers are read
@@ -16,10 +16,10 @@ import ssl
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from mlcc.bench.deadline import Deadline, DeadlineExceeded, shut_down
+from mlcc.bench.client.deadline import Deadline, DeadlineExceeded, shut_down
+from mlcc.bench.client.stream import error_message
 from mlcc.bench.inputs import HttpUrl, parse_http_url
 from mlcc.bench.prometheus import ExpositionError, Sample, merge, parse_exposition
-from mlcc.bench.stream import error_message
 from mlcc.engine_contract.values import printable
 
 MAX_ERROR_BODY_BYTES = 64 * 1024

@@ -18,9 +18,9 @@ import pulumi_aws as aws
 import pulumi_aws_native as aws_native
 import pulumi_kubernetes as k8s
 
-from mlcc.components import iam_policies
-from mlcc.components.storage import private_bucket
-from mlcc.config import instances
+from mlcc.components.cluster import iam_policies
+from mlcc.components.cluster.storage import private_bucket
+from mlcc.config.aws import instances
 from mlcc.config.infrastructure import InstanceGroup
 
 LIFECYCLE_PREFIX = "lifecycle"

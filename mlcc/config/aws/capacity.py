@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
-from mlcc.config import instances
+from mlcc.config.aws import instances
 from mlcc.config.endpoints import EndpointConfig
 from mlcc.config.infrastructure import InfrastructureConfig, NewCluster
 from mlcc.config.reader import Reader

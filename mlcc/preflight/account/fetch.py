@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mlcc.preflight.account_facts import (
+from mlcc.preflight.account.facts import (
     QUOTA_SERVICE,
     AddonVersion,
     EksFacts,
@@ -109,7 +109,7 @@ def clients(region: str, profile: str, timeout_s: float) -> Clients | Unreached:
     """A session as the Pulumi AWS provider would build it: the stack's profile and region."""
     from botocore.exceptions import BotoCoreError
 
-    from mlcc.config.aws_rules import boto3_session
+    from mlcc.config.aws.rules import boto3_session
 
     try:
         session = boto3_session(profile_name=profile or None, region_name=region)

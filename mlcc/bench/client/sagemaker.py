@@ -16,10 +16,10 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from mlcc.bench.deadline import Deadline, shut_down
+from mlcc.bench.client.deadline import Deadline, shut_down
+from mlcc.bench.client.transport import RequestError, TargetError
 from mlcc.bench.inputs import shown
 from mlcc.bench.runner import StreamSender
-from mlcc.bench.transport import RequestError, TargetError
 
 
 def sagemaker_sender(client: Any, endpoint_name: str) -> StreamSender:

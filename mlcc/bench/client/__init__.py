@@ -1,0 +1,1 @@
+"""How `mlcc bench` reaches an endpoint: access, transport, streaming, SageMaker, deadlines."""

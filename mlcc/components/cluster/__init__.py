@@ -1,0 +1,1 @@
+"""The cluster side: VPC, EKS, the HyperPod cluster, storage, access and IAM."""

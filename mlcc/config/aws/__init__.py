@@ -1,0 +1,1 @@
+"""AWS facts the config checks against: botocore rules, instance GPUs, capacity, CUDA fit."""

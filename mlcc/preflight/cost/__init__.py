@@ -1,0 +1,1 @@
+"""What the stack costs: prices (snapshot and Price List API), the estimate, the budget."""
