@@ -29,6 +29,10 @@ import sys
 import zipfile
 from pathlib import Path
 
+from engine_flags import rendered as rendered
+from engine_flags import version_key
+from engine_flags import without as without
+
 METRICS_JSON = Path(__file__).resolve().parents[1] / "mlcc" / "facts" / "engine_metrics.json"
 GENERATOR = "scripts/engine_metrics.py"
 ABOUT = (
@@ -127,10 +131,6 @@ def release_table(wheel: Path) -> dict[str, object]:
     }
 
 
-def version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) if part.isdigit() else -1 for part in re.split(r"[.+-]", version))
-
-
 def merged(existing: dict[str, object] | None, wheels: list[Path]) -> dict[str, object]:
     """The document with each wheel's release added or replaced, releases in version order."""
     old = existing.get("engines") if isinstance(existing, dict) else None
@@ -146,19 +146,6 @@ def merged(existing: dict[str, object] | None, wheels: list[Path]) -> dict[str, 
         for engine, releases in engines.items()
     }
     return {"generated_by": GENERATOR, "about": ABOUT, "engines": ordered}
-
-
-def without(existing: dict[str, object], engine: str, version: str) -> dict[str, object]:
-    engines = existing.get("engines")
-    assert isinstance(engines, dict)
-    kept = {
-        e: {v: t for v, t in r.items() if (e, v) != (engine, version)} for e, r in engines.items()
-    }
-    return {**existing, "engines": kept}
-
-
-def rendered(document: dict[str, object]) -> str:
-    return json.dumps(document, indent=2, ensure_ascii=True) + "\n"
 
 
 def read_document(path: Path = METRICS_JSON) -> dict[str, object] | None:
