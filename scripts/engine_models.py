@@ -45,19 +45,14 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from engine_flags import version_key, wheel_version
+
 MODELS_JSON = Path(__file__).resolve().parents[1] / "mlcc" / "preflight" / "engine_models.json"
 ABOUT = (
     "Do not edit: generated from the engines' wheels by scripts/engine_models.py "
     "(scripts/engine_release.py add ENGINE VERSION), per engine and release."
 )
 ENGINES = ("vllm", "sglang")
-
-
-def wheel_version(wheel: Path) -> str:
-    match = re.match(r"[^-]+-([^-]+)-", wheel.name)
-    if match is None:
-        raise SystemExit(f"engine_models: {wheel.name} is not a wheel file name")
-    return match.group(1)
 
 
 def sources(wheel: Path, prefix: str) -> Iterator[tuple[str, ast.Module]]:
@@ -347,10 +342,6 @@ def sglang_tables(wheel: Path) -> dict[str, object]:
             wheel, "sglang/srt/layers/quantization/", "BASE_QUANTIZATION_METHODS"
         ),
     }
-
-
-def version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(part) if part.isdigit() else -1 for part in re.split(r"[.+-]", version))
 
 
 def merged(existing: dict[str, object] | None, wheels: list[Path]) -> dict[str, object]:

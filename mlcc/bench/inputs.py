@@ -4,19 +4,20 @@ the `error: --flag: ...` line."""
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from mlcc.userfiles.numbers import number
+from mlcc.userfiles.numbers import shown as shown
+from mlcc.userfiles.numbers import whole_number as whole_number
 
 MAX_REQUESTS = 100_000  # bench.json keeps every request's figures
 MAX_CONCURRENCY = 1024  # each request in flight holds a thread and a connection
 MAX_TOKENS = 1_000_000
 MAX_TIMEOUT_S = 86_400.0  # one day
 MAX_PORT = 65_535  # a TCP port is 16 bits (RFC 793)
-_SHOWN = 40
 _UNSAFE_IN_URL = re.compile(r"[\x00-\x20\x7f]")
-_INTEGER = re.compile(r"([+-]?)([0-9]+)")
 
 
 @dataclass(frozen=True)
@@ -25,11 +26,6 @@ class HttpUrl:
     host: str
     port: int | None
     path: str  # without a trailing slash; with the query, if any
-
-
-def shown(text: str) -> str:
-    """The user's text in an error line: quoted, control characters escaped, cut when long."""
-    return repr(text if len(text) <= _SHOWN else text[:_SHOWN] + "...")
 
 
 def parse_http_url(text: str, allow_query: bool) -> HttpUrl:
@@ -54,23 +50,6 @@ def parse_http_url(text: str, allow_query: bool) -> HttpUrl:
     return HttpUrl(parts.scheme == "https", parts.hostname, port, path)
 
 
-def whole_number(text: str, most: int) -> int:
-    """An integer from 1 to `most`, written in decimal digits."""
-    match = _INTEGER.fullmatch(text.strip())
-    if match is None:
-        raise ValueError(f"{shown(text)} is not a whole number")
-    sign, digits = match.groups()
-    if sign == "-" or len(digits.lstrip("0")) > len(str(most)) or not 1 <= int(digits) <= most:
-        raise ValueError(f"{shown(text)} must be from 1 to {most:,}")
-    return int(digits)
-
-
 def seconds(text: str, most: float = MAX_TIMEOUT_S) -> float:
     """A finite number of seconds, more than 0 and at most `most`."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"{shown(text)} is not a number of seconds") from None
-    if not math.isfinite(value) or not 0 < value <= most:
-        raise ValueError(f"{shown(text)} must be more than 0 and at most {most:g} seconds")
-    return value
+    return number(text, "seconds", 0, most, above=True)

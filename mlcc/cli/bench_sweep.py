@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import itertools
-import math
 import sys
 import time
 from collections.abc import Callable
@@ -28,6 +27,7 @@ from mlcc.bench.sweep.figures import level_figures
 from mlcc.cli import bench, bench_recommend
 from mlcc.engine_contract.values import printable
 from mlcc.userfiles import UserFileError
+from mlcc.userfiles.numbers import number
 
 SWEEP_FLAGS = ("twin_url", "repeats", "per_user", "min_speedup")
 MAX_MIN_SPEEDUP = 100.0
@@ -116,15 +116,7 @@ def _usage(flag: str, parse: Callable[[str], Any], text: str) -> Any:
 
 
 def _threshold(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and 0 < value <= MAX_MIN_SPEEDUP):
-        raise ValueError(
-            f"{inputs.shown(text)} must be a number above 0, at most {MAX_MIN_SPEEDUP:g}"
-        )
-    return value
+    return number(text, "", 0, MAX_MIN_SPEEDUP, above=True)
 
 
 def _plan(args: argparse.Namespace) -> SweepPlan:

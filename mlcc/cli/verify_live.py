@@ -16,6 +16,7 @@ from mlcc.deploy.verify import Check
 from mlcc.prometheus.amp import AmpSetupError, workspace_source
 from mlcc.prometheus.api import Sample, Source, instant_query
 from mlcc.prometheus.live import live_figures, scope_of, summary
+from mlcc.userfiles.numbers import flag_type
 
 DEFAULT_WINDOW_MINUTES = 5
 MIN_WINDOW_MINUTES, MAX_WINDOW_MINUTES = 0.25, 24 * 60
@@ -36,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--window-minutes",
-        type=_minutes,
+        type=flag_type("minutes", MIN_WINDOW_MINUTES, MAX_WINDOW_MINUTES),
         default=DEFAULT_WINDOW_MINUTES,
         metavar="MINUTES",
         help=f"live figures over the last MINUTES, {MIN_WINDOW_MINUTES:g} to "
@@ -44,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--acceptance-floor",
-        type=_fraction,
+        type=flag_type("", 0, 1, note="(0.5 = 50%)"),
         metavar="RATE",
         help="fail when a speculative endpoint's live acceptance rate is below RATE (0-1)",
     )
@@ -91,25 +92,3 @@ def setup_failure(error: AmpSetupError) -> Check:
 
 def _ask(source: Source, at: float, timeout_s: float, expr: str) -> list[Sample]:
     return instant_query(source, expr, at, timeout_s)
-
-
-def _minutes(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of minutes: {text!r}") from None
-    if not MIN_WINDOW_MINUTES <= value <= MAX_WINDOW_MINUTES:  # NaN fails too
-        raise argparse.ArgumentTypeError(
-            f"must be {MIN_WINDOW_MINUTES:g} to {MAX_WINDOW_MINUTES} minutes, got {text}"
-        )
-    return value
-
-
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1 (0.5 = 50%), got {text}")
-    return value

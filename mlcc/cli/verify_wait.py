@@ -8,7 +8,6 @@ mlcc/components/readiness.py; its progress goes to stderr, and a failure is one
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -20,30 +19,11 @@ from mlcc.deploy.snapshot import Target
 from mlcc.deploy.verify import expectation_for
 from mlcc.deploy.waiter import WaitSettings, failures, wait_for_endpoints
 from mlcc.engine_contract.values import printable
+from mlcc.userfiles.numbers import flag_type
 
-
-def minutes(text: str) -> float:
-    """--timeout: a finite number of minutes above 0, at most what hp:deployTimeoutMinutes takes."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a number of minutes") from None
-    if not math.isfinite(value) or not 0 < value <= MAX_TIMEOUT_MINUTES:
-        raise argparse.ArgumentTypeError(
-            f"must be more than 0 and at most {MAX_TIMEOUT_MINUTES} minutes, got {text[:40]!r}"
-        )
-    return value
-
-
-def seconds(text: str) -> float:
-    """--request-timeout: a finite number of seconds, 0.1 to 600."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a number of seconds") from None
-    if not math.isfinite(value) or not 0.1 <= value <= 600:
-        raise argparse.ArgumentTypeError(f"must be 0.1 to 600 seconds, got {text[:40]!r}")
-    return value
+# --timeout: at most what hp:deployTimeoutMinutes takes; --request-timeout: 0.1 to 600 s.
+minutes = flag_type("minutes", 0, MAX_TIMEOUT_MINUTES, above=True)
+seconds = flag_type("seconds", 0.1, 600)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

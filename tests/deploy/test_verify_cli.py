@@ -390,4 +390,4 @@ def test_a_live_source_that_cannot_be_used_is_one_fail_line(
     with pytest.raises(SystemExit) as usage:
         parse("--prometheus", "http://x", "--acceptance-floor", "60")
     assert usage.value.code == 2
-    assert "must be between 0 and 1 (0.5 = 50%), got 60" in capsys.readouterr().err
+    assert "--acceptance-floor: '60' must be from 0 to 1 (0.5 = 50%)" in capsys.readouterr().err

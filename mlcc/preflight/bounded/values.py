@@ -47,21 +47,20 @@ def shown(value: object) -> str:
 
 def size(config: Mapping[str, object], key: str) -> int | None:
     """`key` as a whole number from 1 to MAX_SIZE; None when absent (or null)."""
-    value = config.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= MAX_SIZE:
-        raise BadValue(f"{key} is {shown(value)}, not a whole number from 1 to {MAX_SIZE:,}")
-    return value
+    return _whole(config, key, 1)
 
 
 def count(config: Mapping[str, object], key: str) -> int | None:
     """`key` as a whole number from 0 to MAX_SIZE (a count of layers may be 0)."""
+    return _whole(config, key, 0)
+
+
+def _whole(config: Mapping[str, object], key: str, least: int) -> int | None:
     value = config.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_SIZE:
-        raise BadValue(f"{key} is {shown(value)}, not a whole number from 0 to {MAX_SIZE:,}")
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= MAX_SIZE:
+        raise BadValue(f"{key} is {shown(value)}, not a whole number from {least} to {MAX_SIZE:,}")
     return value
 
 
