@@ -41,10 +41,11 @@ def _rate(series: Series, name: EngineMetric) -> str:
 
 
 def acceptance_rate(series: Series) -> str:
-    """Accepted / drafted tokens: vLLM's counters over the window; SGLang's gauge of its last
-    logging interval, averaged over the pods (SGLang exports no token counters)."""
+    """Accepted / drafted tokens over the window, from the engine's counters (vLLM's token
+    counters; SGLang's as `mlcc bench` and `mlcc verify` count them: `_sglang_accepted`)."""
     if series.engine is Engine.SGLANG:
-        return f"avg({series.select(names.SGLANG_ACCEPT_RATE)})"
+        verify = _rate(series, names.SGLANG_VERIFY_CALLS)
+        return f"{_sglang_accepted(series)} / ({verify} * {_sglang_drafts_per_step(series)})"
     accepted = _rate(series, names.VLLM_ACCEPTED_TOKENS)
     return f"{accepted} / {_rate(series, names.VLLM_DRAFT_TOKENS)}"
 
@@ -52,9 +53,29 @@ def acceptance_rate(series: Series) -> str:
 def mean_accepted_length(series: Series) -> str:
     """Tokens per verify step, the bonus token included (vLLM: 1 + accepted / drafts)."""
     if series.engine is Engine.SGLANG:
-        return f"avg({series.select(names.SGLANG_ACCEPT_LENGTH)})"
+        return f"1 + {_sglang_accepted(series)} / {_rate(series, names.SGLANG_VERIFY_CALLS)}"
     accepted = _rate(series, names.VLLM_ACCEPTED_TOKENS)
     return f"1 + {accepted} / {_rate(series, names.VLLM_DRAFTS)}"
+
+
+def _sglang_accepted(series: Series) -> str:
+    """SGLang's accepted draft tokens a second: every output token but each request's first
+    (from prefill) and each verify step's bonus token (mlcc/bench/speculative.py)."""
+    generated = _rate(series, names.GENERATION_TOKENS[Engine.SGLANG])
+    requests = _rate(series, names.SGLANG_REQUESTS)
+    return f"({generated} - {requests} - {_rate(series, names.SGLANG_VERIFY_CALLS)})"
+
+
+def _sglang_drafts_per_step(series: Series) -> str:
+    """Draft tokens a verify step: `spec_num_draft_tokens` - 1 (the root is no draft), else
+    `spec_num_steps`, as mlcc/prometheus/live.py reads them."""
+    tokens = series.select(names.SGLANG_NUM_DRAFT_TOKENS)
+    steps = series.select(names.SGLANG_NUM_STEPS)
+    window = RATE_WINDOW
+    return (
+        f"((max(max_over_time({tokens}[{window}])) - 1) > 0"
+        f" or max(max_over_time({steps}[{window}])))"
+    )
 
 
 def acceptance_per_position(series: Series) -> str | None:

@@ -129,11 +129,20 @@ def test_vllm_acceptance_under_the_floor_fires_and_above_it_is_silent(tmp_path: 
 
 @pytest.mark.parametrize("spelling", SGLANG_SPELLINGS)
 def test_sglang_acceptance_in_either_exposition_spelling(tmp_path: Path, spelling: str) -> None:
-    def traffic(rate: str, tokens: float) -> list[dict[str, str]]:
+    """SGLang's acceptance from its counters, as bench and verify count it: 100 verify steps
+    and 10 requests a minute, 4 drafts a step (5 draft tokens, the root included)."""
+
+    def traffic(generated: float, verify: float = 100) -> list[dict[str, str]]:
+        def counter(name: str, per_minute: float) -> dict[str, str]:
+            return sglang(f"{name}_total", spelling, "qwen", f"0+{per_minute:g}{WINDOW}")
+
         return [
-            sglang("spec_accept_rate", spelling, "qwen", rate),
-            sglang("spec_accept_length", spelling, "qwen", "1.2" + WINDOW),
-            sglang("generation_tokens_total", spelling, "qwen", f"0+{tokens:g}{WINDOW}"),
+            counter("spec_verify_calls", verify),
+            counter("num_requests", verify / 10),
+            counter("generation_tokens", generated),
+            sglang("spec_num_draft_tokens", spelling, "qwen", "5" + WINDOW),
+            # The gauge's last interval says otherwise: the counters decide.
+            sglang("spec_accept_rate", spelling, "qwen", "0.5" + WINDOW),
         ]
 
     low = alert("qwen", "sglang")
@@ -141,10 +150,9 @@ def test_sglang_acceptance_in_either_exposition_spelling(tmp_path: Path, spellin
         tmp_path,
         rule_file(stack()),
         [
-            case(traffic("0.1" + WINDOW, 600), {"SpeculativeAcceptanceLow": [low]}),
-            case(traffic("0.7" + WINDOW, 600), {}),
-            # Idle: the gauge keeps its last (low) value but no token is generated.
-            case(traffic("0.1" + WINDOW, 0), {}),
+            case(traffic(150), {"SpeculativeAcceptanceLow": [low]}),  # 40 of 400: 0.1
+            case(traffic(390), {}),  # 280 of 400 accepted: 0.7
+            case(traffic(0, verify=0), {}),  # idle: nothing generated, no figure
         ],
     )
 
