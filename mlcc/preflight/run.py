@@ -18,6 +18,7 @@ from mlcc.preflight.cost.estimate import Costing
 from mlcc.preflight.gpus import GpuSpec, gpu_spec
 from mlcc.preflight.outcome import Mode, Outcome, Unchecked, combine, settle
 from mlcc.serving.speculative import Problem
+from mlcc.userfiles.numbers import shown
 
 Part = Callable[[StackConfig, float], Outcome]
 
@@ -27,6 +28,10 @@ def models_part(config: StackConfig, deadline_seconds: float) -> Outcome:
     `mlcc plan` does not pay for huggingface_hub's import. Each GPU's memory is the one EC2
     DescribeInstanceTypes gives in the account when it answers (the account part shares the
     call), else the table's."""
+    problem = hub_environment_problem()
+    if problem is not None:
+        name, why = problem
+        return Outcome(unchecked=(Unchecked(name, "the models on the Hub", why),))
     from mlcc.preflight import models
     from mlcc.preflight.account.part import gpu_memory
 
@@ -73,8 +78,31 @@ class ProgramSwitch:
 PROGRAM = ProgramSwitch()
 
 
+# huggingface_hub/constants.py reads these with int() when it is first imported: any other
+# text makes the import itself fail.
+HUB_WHOLE_SECONDS = ("HF_HUB_ETAG_TIMEOUT", "HF_HUB_DOWNLOAD_TIMEOUT")
+MAX_HUB_SECONDS = 600
+DEFAULT_ETAG_TIMEOUT_S = 10.0  # huggingface_hub/constants.py, DEFAULT_ETAG_TIMEOUT
+
+
+def hub_environment_problem() -> tuple[str, str] | None:
+    """(variable, why) when huggingface_hub cannot start in this environment, else None."""
+    try:
+        from huggingface_hub import constants  # noqa: F401
+    except ValueError:
+        for name in HUB_WHOLE_SECONDS:
+            text = os.environ.get(name)
+            if text is not None and not text.strip().lstrip("+-").isdigit():
+                why = f"{name}={shown(text)} is not whole seconds (huggingface_hub reads it)"
+                return name, f"{why}: unset it or set e.g. 10"
+        return "HF_HUB_*", "huggingface_hub cannot start in this environment"
+    return None
+
+
 def deadline_seconds() -> float:
     """Per fetch: the library's own metadata timeout (HF_HUB_ETAG_TIMEOUT, default 10 s)."""
+    if hub_environment_problem() is not None:
+        return DEFAULT_ETAG_TIMEOUT_S
     from huggingface_hub import constants
 
     given = os.environ.get("HF_HUB_ETAG_TIMEOUT", "").strip()
@@ -82,7 +110,7 @@ def deadline_seconds() -> float:
         seconds = float(given) if given else float(constants.HF_HUB_ETAG_TIMEOUT)
     except ValueError:
         seconds = float(constants.HF_HUB_ETAG_TIMEOUT)
-    return seconds if 0 < seconds <= 600 else float(constants.DEFAULT_ETAG_TIMEOUT)
+    return seconds if 0 < seconds <= MAX_HUB_SECONDS else float(constants.DEFAULT_ETAG_TIMEOUT)
 
 
 def run_parts(config: StackConfig, seconds: float, parts: list[Part] | None = None) -> Outcome:
