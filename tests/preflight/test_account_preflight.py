@@ -327,6 +327,34 @@ def test_a_stack_profile_that_does_not_exist_is_unchecked(aws: LocalAWS) -> None
     assert aws.calls == []
 
 
+def test_an_aws_profile_variable_that_does_not_exist_is_named(
+    aws: LocalAWS, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_PROFILE", "nowhere")
+    outcome = account.check_account(stack_config("dev"), DEADLINE_S)
+    assert outcome.unchecked and all(
+        "AWS_PROFILE='nowhere': The config profile (nowhere) could not be found" in u.why
+        for u in outcome.unchecked
+    )
+    assert aws.calls == []
+
+
+@pytest.mark.parametrize(
+    "variable", ["AWS_METADATA_SERVICE_TIMEOUT", "AWS_METADATA_SERVICE_NUM_ATTEMPTS"]
+)
+def test_a_setting_botocore_cannot_convert_is_named_not_blamed_on_an_answer(
+    aws: LocalAWS, monkeypatch: pytest.MonkeyPatch, variable: str
+) -> None:
+    """botocore converts these with int() when it makes a client: 'abc' is a setting to fix,
+    not an answer with fields of the wrong type."""
+    monkeypatch.setenv(variable, "abc")
+    outcome = account.check_account(stack_config("dev"), DEADLINE_S)
+    assert {u.key for u in outcome.unchecked} == {"hp:instanceGroups", "hp:kubernetesVersion"}
+    for unchecked in outcome.unchecked:
+        assert f"{variable}='abc' is not a value botocore accepts: fix or unset it" in unchecked.why
+    assert aws.calls == []
+
+
 def test_per_service_endpoint_variables_are_honoured(
     aws: LocalAWS, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from mlcc.preflight.account.environment import SetupProblem, profile_source, setup_problem
 from mlcc.preflight.account.facts import (
     QUOTA_SERVICE,
     AddonVersion,
@@ -100,7 +101,10 @@ class Clients:
                     read_timeout=self.timeout_s,
                     retries={"mode": "standard", "total_max_attempts": MAX_ATTEMPTS},
                 )
-                made = self.session.client(service, config=config)  # type: ignore[call-overload]
+                try:
+                    made = self.session.client(service, config=config)  # type: ignore[call-overload]
+                except (ValueError, TypeError) as error:  # botocore converting a setting
+                    raise SetupProblem(setup_problem(error)) from None
                 self._made[service] = aws_answers.bounded(made)
             return self._made[service]
 
@@ -114,7 +118,7 @@ def clients(region: str, profile: str, timeout_s: float) -> Clients | Unreached:
     try:
         session = boto3_session(profile_name=profile or None, region_name=region)
     except BotoCoreError as failure:  # e.g. the profile is not in the AWS config files
-        return Unreached("the AWS session", f"aws:profile {profile!r}: {failure}")
+        return Unreached("the AWS session", f"{profile_source(profile)}: {failure}")
     return Clients(session, min(CALL_TIMEOUT_S, max(timeout_s, 0.5)))
 
 
@@ -135,7 +139,7 @@ def guarded(source: str, call: Callable[[], T]) -> Callable[[], T | Unreached]:
             return call()
         except Denied as denied:
             return Unreached(source, one_line(denied.message), denied_action=denied.action)
-        except aws_answers.AnswerProblem as problem:
+        except (aws_answers.AnswerProblem, SetupProblem) as problem:
             return Unreached(source, str(problem))
         except ClientError as failure:
             details = failure.response.get("Error", {})
