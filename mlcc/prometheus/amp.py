@@ -15,7 +15,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from typing import Any
 
+from mlcc.config.aws.environment import profile_source, setup_problem
 from mlcc.prometheus.api import QueryFailed, Signer, Source
 
 SERVICE = "aps"
@@ -34,9 +36,19 @@ class AmpSetupError(Exception):
 def workspace_source(workspace: str, fallback_region: str | None) -> Source:
     """`--amp-workspace ID` or its URL, signed; the region from the URL, else botocore's
     configuration, else the stack's `aws:region`."""
+    from botocore.exceptions import BotoCoreError
     from botocore.session import Session  # imported here: the rest of the CLI starts without it
 
     session = Session()
+    try:
+        return _signed_source(session, workspace, fallback_region)
+    except BotoCoreError as error:  # e.g. the profile is not in the AWS config files
+        raise AmpSetupError(f"{profile_source('')}: {error}") from None
+    except (ValueError, TypeError) as error:  # botocore converting an AWS_* setting
+        raise AmpSetupError(setup_problem(error)) from None
+
+
+def _signed_source(session: Any, workspace: str, fallback_region: str | None) -> Source:
     if match := _WORKSPACE_URL.fullmatch(workspace):
         region: str | None = match.group("region")
         workspace_id = match.group("id")

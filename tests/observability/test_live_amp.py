@@ -100,3 +100,27 @@ def test_without_credentials_or_with_a_bad_workspace_it_says_so(
     monkeypatch.delenv("AWS_REGION")
     with pytest.raises(AmpSetupError, match=r"^no AWS region for the AMP workspace"):
         workspace_source(WORKSPACE, None)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        ("AWS_PROFILE", "nowhere", "AWS_PROFILE='nowhere': The config profile (nowhere) could not"),
+        (
+            "AWS_METADATA_SERVICE_TIMEOUT",
+            "abc",
+            "AWS_METADATA_SERVICE_TIMEOUT='abc' is not a value botocore accepts: fix or unset it",
+        ),
+    ],
+)
+def test_an_aws_setting_botocore_refuses_is_one_line_naming_it(
+    amp: PrometheusFake, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, said: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    if variable == "AWS_METADATA_SERVICE_TIMEOUT":  # read only when credentials are looked up
+        monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+        monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    monkeypatch.delenv("AWS_EC2_METADATA_DISABLED")
+    with pytest.raises(AmpSetupError) as refused:
+        workspace_source(WORKSPACE, None)
+    assert said in str(refused.value) and "\n" not in str(refused.value)

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mlcc.preflight.account.environment import SetupProblem, profile_source, setup_problem
+from mlcc.config.aws.environment import SetupProblem, profile_source, setup_problem
 from mlcc.preflight.account.facts import (
     QUOTA_SERVICE,
     AddonVersion,
