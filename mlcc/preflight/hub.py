@@ -15,7 +15,6 @@ not the Hub. Every value of config.json goes through one typed reader
 from __future__ import annotations
 
 import contextvars
-import logging
 import os
 import threading
 import time
@@ -27,7 +26,6 @@ import httpx2
 from huggingface_hub import HfApi, constants, errors, hf_hub_download
 from huggingface_hub.utils import _http
 
-from mlcc.engine_contract.values import printable
 from mlcc.preflight.bounded.hub_cache import CacheFault, HubMismatch, cache_problem, cached_bytes
 from mlcc.preflight.bounded.hub_http import (
     MAX_ANSWER_BYTES,
@@ -36,44 +34,11 @@ from mlcc.preflight.bounded.hub_http import (
     DeadlineExceeded,
     DeadlineTransport,
     deadline,
+    last_attempt,
 )
 from mlcc.preflight.bounded.values import shown
 from mlcc.preflight.facts import ModelFacts, NotAModelConfig, model_facts, with_estimate
 from mlcc.userfiles.reading import UserFileError, parse_json, read_bytes
-
-
-class _LastAttempts(logging.Handler):
-    """huggingface_hub retries with its own backoff (huggingface_hub/utils/_http.py,
-    http_backoff) and logs each failed attempt to stderr. Preflight says the outcome in one
-    line instead, with the last attempt's reason (kept per thread): "connection refused" says
-    more than "no answer in time"."""
-
-    _SAID = " thrown while requesting "
-
-    def __init__(self) -> None:
-        super().__init__(logging.WARNING)
-        self.reasons: dict[int | None, str] = {}
-
-    def emit(self, record: logging.LogRecord) -> None:
-        message = record.getMessage()
-        if self._SAID in message:
-            self.reasons[record.thread] = message.split(self._SAID)[0].strip("'")
-
-
-LAST_ATTEMPTS = _LastAttempts()
-_hub_log = logging.getLogger("huggingface_hub")
-for _handler in list(_hub_log.handlers):
-    _hub_log.removeHandler(_handler)
-_hub_log.addHandler(LAST_ATTEMPTS)
-_hub_log.setLevel(logging.WARNING)
-_hub_log.propagate = False
-
-
-def last_attempt(thread: int | None) -> str | None:
-    """Why the thread's last request to the Hub failed, as huggingface_hub logged it."""
-    reason = printable(LAST_ATTEMPTS.reasons.get(thread) or "")
-    return reason if len(reason) <= 160 else reason[:160] + "..."
-
 
 CONFIG_FILE = "config.json"
 INDEX_FILE = "model.safetensors.index.json"

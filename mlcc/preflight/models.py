@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from mlcc.config.aws import instances
 from mlcc.config.endpoints import EndpointConfig
 from mlcc.config.stack import StackConfig
-from mlcc.preflight import hub, memory, rules, speculators
+from mlcc.preflight import memory, rules, speculators
+from mlcc.preflight.bounded.hub_http import last_attempt
 from mlcc.preflight.facts import ModelFacts
 from mlcc.preflight.gpus import GpuSpec, gpu_spec
 from mlcc.preflight.hub import (
@@ -85,7 +86,7 @@ def fetch_all(refs: Iterable[ModelRef], seconds: float) -> dict[ModelRef, FetchR
     for ref, thread in threads:
         thread.join(max(0.0, end - time.monotonic()))
         if ref not in results:
-            reason = hub.last_attempt(thread.ident)
+            reason = last_attempt(thread.ident)
             last = f"; last attempt: {reason}" if reason else ""
             results[ref] = Unreachable(f"the Hub did not answer within {seconds:.0f} s{last}")
     return results

@@ -11,16 +11,22 @@ Every answer is read through a counter: one above MAX_ANSWER_BYTES (by its Conte
 the bytes that arrive) fails with `AnswerTooLarge`. Requests ask for `Accept-Encoding: identity`
 (preflight's answers are small), and an answer compressed anyway fails with
 `CompressedAnswer`: a decompressed answer could be a thousand times its size on the wire.
+
+The library's log of each retry stays off the terminal: `last_attempt` gives a thread's last
+failed attempt for the one line preflight prints.
 """
 
 from __future__ import annotations
 
 import contextvars
+import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import httpx2
+
+from mlcc.engine_contract.values import printable
 
 # The largest answer preflight reads from the Hub: a config.json, a safetensors index (a
 # checkpoint of 100k tensors lists them in about 10 MB) or the file metadata of a repository.
@@ -113,3 +119,36 @@ def deadline(seconds: float) -> Iterator[None]:
         yield
     finally:
         _deadline.reset(token)
+
+
+class _LastAttempts(logging.Handler):
+    """huggingface_hub retries with its own backoff (huggingface_hub/utils/_http.py,
+    http_backoff) and logs each failed attempt to stderr. Preflight says the outcome in one
+    line instead, with the last attempt's reason (kept per thread): "connection refused" says
+    more than "no answer in time"."""
+
+    _SAID = " thrown while requesting "
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.reasons: dict[int | None, str] = {}
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if self._SAID in message:
+            self.reasons[record.thread] = message.split(self._SAID)[0].strip("'")
+
+
+LAST_ATTEMPTS = _LastAttempts()
+_hub_log = logging.getLogger("huggingface_hub")
+for _handler in list(_hub_log.handlers):
+    _hub_log.removeHandler(_handler)
+_hub_log.addHandler(LAST_ATTEMPTS)
+_hub_log.setLevel(logging.WARNING)
+_hub_log.propagate = False
+
+
+def last_attempt(thread: int | None) -> str | None:
+    """Why the thread's last request to the Hub failed, as huggingface_hub logged it."""
+    reason = printable(LAST_ATTEMPTS.reasons.get(thread) or "")
+    return reason if len(reason) <= 160 else reason[:160] + "..."
