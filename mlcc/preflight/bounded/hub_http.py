@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import httpx2
+from huggingface_hub.utils import logging as hub_logging
 
 from mlcc.engine_contract.values import printable
 
@@ -140,7 +141,8 @@ class _LastAttempts(logging.Handler):
 
 
 LAST_ATTEMPTS = _LastAttempts()
-_hub_log = logging.getLogger("huggingface_hub")
+# The library sets up its logger (a stderr handler) when it is imported: replace that after.
+_hub_log = hub_logging.get_logger("huggingface_hub")
 for _handler in list(_hub_log.handlers):
     _hub_log.removeHandler(_handler)
 _hub_log.addHandler(LAST_ATTEMPTS)
