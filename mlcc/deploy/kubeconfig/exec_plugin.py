@@ -110,7 +110,7 @@ class BoundedExecProvider(ExecProvider):
         except Stopped as stopped:
             if stopped.why == "stdout":
                 raise AccessError(
-                    f"{self.label} printed more than {EXEC_STDOUT_MAX_BYTES // 1024} KiB "
+                    f"{self.label} printed more than {EXEC_STDOUT_MAX_BYTES >> 20} MiB "
                     "(an ExecCredential is a few KiB) and was stopped"
                 ) from None
             said = _last_line(stopped.stderr_tail)
