@@ -40,7 +40,8 @@ def plugin_label(exec_config: object) -> str:
     """`the kubeconfig's exec plugin `aws eks get-token``: the command and its first two args."""
     config = exec_config if isinstance(exec_config, Mapping) else {}
     args = config.get("args")
-    shown = [str(config.get("command")), *[str(a) for a in (args or [])[:2]]]
+    first = [str(arg) for arg in args[:2]] if isinstance(args, list) else []
+    shown = [str(config.get("command")), *first]
     return f"the kubeconfig's exec plugin `{one_line(shlex.join(shown), 120)}`"
 
 
@@ -64,6 +65,9 @@ def check_exec_config(exec_config: object) -> None:
             raise AccessError(f"{label}: exec.env holds {what(entry)}, not a `name` and `value`")
 
 
+_EXTENSION = "client.authentication.k8s.io/exec"
+
+
 class BoundedExecProvider(ExecProvider):
     """The client's ExecProvider, its plugin run with a deadline and bounded output."""
 
@@ -84,13 +88,15 @@ class BoundedExecProvider(ExecProvider):
         }
         if previous_response:
             info["spec"]["response"] = previous_response
-        if self.cluster:
-            info["spec"]["cluster"] = self.cluster.value
-            for extension in self.cluster.value.get("extensions") or []:
-                if extension["name"] == "client.authentication.k8s.io/exec":
-                    info["spec"]["cluster"]["config"] = extension["extension"]
+        if self.cluster:  # provideClusterInfo: the cluster's entry, its exec extension as config
+            cluster = info["spec"]["cluster"] = dict(self.cluster.value)
+            extensions = cluster.get("extensions")
+            for extension in extensions if isinstance(extensions, list) else []:
+                if isinstance(extension, Mapping) and extension.get("name") == _EXTENSION:
+                    cluster["config"] = extension.get("extension")
                     break
-        self.env["KUBERNETES_EXEC_INFO"] = json.dumps(info)
+        # default=str: a YAML date in the cluster's entry is no JSON type (the client fails).
+        self.env["KUBERNETES_EXEC_INFO"] = json.dumps(info, default=str)
         finished = self._finished(interactive)
         if finished.code != 0:
             raise AccessError(f"{self.label} {_exit_reason(finished, interactive)}")

@@ -67,6 +67,7 @@ def run_bounded(
     deadline = time.monotonic() + timeout_s
     process = subprocess.Popen(
         list(argv),
+        # Not interactive, nobody can answer a prompt: stdin is empty (the client's is ours).
         stdin=None if interactive else subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=None if interactive else subprocess.PIPE,
