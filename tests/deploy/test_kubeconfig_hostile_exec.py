@@ -14,10 +14,14 @@ import deploy_samples as d
 import pytest
 import verify_samples as s
 from fake_kube_api import NAMESPACE, TOKEN, FakeKubeApi, Scene
+from hypothesis import given
+from hypothesis import strategies as st
 from kube_plugins import credential, exec_user, gone, kubeconfig, pids, plugin
+from kubernetes.config.dateutil import parse_rfc3339
 
 from mlcc.deploy.cluster import ApiError, Cluster
 from mlcc.deploy.kubeconfig import AccessError, api_client
+from mlcc.deploy.kubeconfig.exec_plugin import checked_status
 from mlcc.deploy.snapshot import Target
 from mlcc.deploy.waiter import WaitSettings, wait_for_endpoints
 
@@ -166,7 +170,10 @@ def test_an_exit_with_ten_mebibytes_of_stderr_shows_its_last_line(tmp_path: Path
         (credential("token"), "printed an ExecCredential whose status is text ('token')"),
         (credential({"token": 5}), "printed status.token that is int (5), not text"),
         (credential({"token": ""}), "printed status.token that is empty text, not text"),
-        (credential({"token": "a\r\nX-Injected: 1"}), "status.token with control characters"),
+        (
+            credential({"token": "a\r\nX-Injected: 1"}),
+            "status.token with characters other than ASCII text",
+        ),
         (credential({"clientCertificateData": "PEM"}), "without clientKeyData"),
         (
             credential({"clientCertificateData": ["PEM"], "clientKeyData": "k"}),
@@ -309,3 +316,38 @@ def test_the_deploy_wait_ends_at_once_on_a_refresh_that_fails(tmp_path: Path) ->
     assert not outcome.serving
     assert outcome.message.endswith(f"`{script} eks get-token` exited 255: ExpiredToken")
     assert "\n" not in outcome.message
+
+
+STATUS_KEYS = st.sampled_from(
+    ["token", "clientCertificateData", "clientKeyData", "expirationTimestamp", "other"]
+)
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=30)
+    | st.sampled_from(["2026-01-02T03:04:05Z", "2026-02-30T00:00:00Z", "", "\x00\n", "tök\xa0"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(STATUS_KEYS, inner, max_size=4),
+    max_leaves=8,
+)
+
+
+@given(status=JSON_VALUES | st.dictionaries(STATUS_KEYS, JSON_VALUES, max_size=4))
+def test_any_status_is_taken_typed_or_refused_in_one_line(status: object) -> None:
+    """What the client's loader then reads of it (kube_config.py, _load_from_exec_plugin) is
+    text of the right form, or the plugin is named in one line."""
+    label = "the kubeconfig's exec plugin `aws eks get-token`"
+    try:
+        checked = checked_status(status, label)
+    except AccessError as refused:
+        assert str(refused).startswith(f"{label} printed ") and "\n" not in str(refused)
+        return
+    if "token" in checked:
+        assert isinstance(checked["token"], str) and checked["token"].isascii()
+        assert checked["token"].isprintable()
+    else:
+        assert isinstance(checked["clientCertificateData"], str)
+        assert isinstance(checked["clientKeyData"], str)
+    if "expirationTimestamp" in checked:
+        assert parse_rfc3339(checked["expirationTimestamp"]).year >= 1
