@@ -169,7 +169,7 @@ def test_an_exit_with_ten_mebibytes_of_stderr_shows_its_last_line(tmp_path: Path
         (credential([]), "printed an ExecCredential whose status is a list"),
         (credential("token"), "printed an ExecCredential whose status is text ('token')"),
         (credential({"token": 5}), "printed status.token that is int (5), not text"),
-        (credential({"token": ""}), "printed status.token that is empty text, not text"),
+        (credential({"token": ""}), "printed an empty status.token"),
         (
             credential({"token": "a\r\nX-Injected: 1"}),
             "status.token with characters other than ASCII text",

@@ -189,9 +189,10 @@ def checked_status(status: object, label: str) -> Mapping[str, Any]:
 
 def _text(status: Mapping[str, Any], key: str, label: str) -> str:
     value = status[key]
-    if not isinstance(value, str) or not value.strip():
-        shown = "empty text" if isinstance(value, str) else what(value)
-        raise AccessError(f"{label} printed status.{key} that is {shown}, not text")
+    if not isinstance(value, str):
+        raise AccessError(f"{label} printed status.{key} that is {what(value)}, not text")
+    if not value.strip():
+        raise AccessError(f"{label} printed an empty status.{key}")
     if key == "token" and not all(" " <= c <= "~" for c in value):  # a Bearer header's text
         raise AccessError(f"{label} printed a status.token with characters other than ASCII text")
     return value
