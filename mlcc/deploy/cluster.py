@@ -26,6 +26,7 @@ from mlcc.deploy.answers import (
     json_object,
     read_bounded,
 )
+from mlcc.deploy.kubeconfig import AccessError
 from mlcc.deploy.snapshot import items_of, mapping, one_line
 from mlcc.facts.operator import GROUP, PLURAL, VERSION
 
@@ -50,15 +51,20 @@ class ApiError(Exception):
     """A request failed; 401/403 are permanent, anything else may heal (5xx, timeouts)."""
 
     def __init__(
-        self, message: str, status: int | None = None, retry_after: float | None = None
+        self,
+        message: str,
+        status: int | None = None,
+        retry_after: float | None = None,
+        final: bool = False,
     ) -> None:
         super().__init__(message)
         self.status = status
         self.retry_after = retry_after  # 429/503's Retry-After, seconds (capped)
+        self.final = final  # the kubeconfig's exec plugin failed at a token refresh
 
     @property
     def permanent(self) -> bool:
-        return self.status in PERMANENT_STATUSES
+        return self.final or self.status in PERMANENT_STATUSES
 
 
 @dataclass(frozen=True)
@@ -77,7 +83,7 @@ def api_reason(error: BaseException, timeout_s: float) -> str:
         said = status_message(getattr(error, "body", None))
         shown = f": {said}" if said and said != reason else ""
         return one_line(f"{status} {reason}{shown}", 240)
-    if isinstance(error, AnswerError):
+    if isinstance(error, (AnswerError, AccessError)):  # AccessError: a token refresh failed
         return str(error)
     text = f"{type(error).__name__}: {error}"
     if "timed out" in text.lower() or "Timeout" in text:
@@ -182,7 +188,9 @@ class Cluster:
             )
 
         try:
-            answer = within(seconds, send)
+            answer = within(seconds, send)  # `send` runs the exec plugin when the token expired
+        except AccessError as error:  # it failed (mlcc.deploy.kubeconfig.loader): one line
+            raise ApiError(f"cannot {what}: {error}", final=True) from None
         except Exception as error:
             raise ApiError(f"cannot {what}: {api_reason(error, seconds)}") from None
         response = answer.response

@@ -175,7 +175,8 @@ def wait_for_endpoint(
         except ApiError as error:
             if error.permanent:
                 advice = _PERMANENT_ADVICE.get(error.status or 0, "")
-                return Outcome(target, False, f"{target.where}: {error}; {advice}")
+                told = f"; {advice}" if advice else ""
+                return Outcome(target, False, f"{target.where}: {error}{told}")
             retry_after = error.retry_after or 0.0
             failing_since = now if failing_since is None else failing_since
             if now - failing_since >= settings.api_grace_s and clock() < deadline:

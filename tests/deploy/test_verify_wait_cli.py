@@ -223,7 +223,7 @@ def test_a_failing_exec_plugin_is_one_line_with_its_last_word(
         kubeconfig = api.kubeconfig(tmp_path / "kc", user=exec_user(str(script)))
         assert verify(project, api, kubeconfig=kubeconfig) == 1
     (line,) = capsys.readouterr().err.splitlines()
-    assert f"exec plugin `{script} eks get-token` failed: An error occurred " in line
+    assert f"exec plugin `{script} eks get-token` exited 255: An error occurred " in line
     assert "usage: aws" not in line
     assert "aws eks update-kubeconfig" in line
 
@@ -233,7 +233,7 @@ def test_an_exec_plugin_that_hangs_is_given_up_on(tmp_path: Path) -> None:
     with FakeKubeApi([SERVING]) as api:
         kubeconfig = api.kubeconfig(tmp_path / "kc", user=exec_user(str(script)))
         started = time.monotonic()
-        with pytest.raises(AccessError, match=r"did not finish within 0\.2 s"):
+        with pytest.raises(AccessError, match=r"did not finish within 0\.2 s and was stopped"):
             api_client(str(kubeconfig), exec_timeout_s=0.2)
     assert time.monotonic() - started < 3
 
@@ -256,7 +256,7 @@ def test_exec_plugin_path_lookup_uses_path(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
     with FakeKubeApi([SERVING]) as api:
         kubeconfig = api.kubeconfig(tmp_path / "kc", user=exec_user(script.name))
-        with pytest.raises(AccessError, match="exec plugin `get-token eks get-token` failed"):
+        with pytest.raises(AccessError, match="exec plugin `get-token eks get-token` exited 1"):
             api_client(str(kubeconfig))
 
 
