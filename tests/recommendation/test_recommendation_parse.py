@@ -318,3 +318,22 @@ def test_parser_never_crashes_and_never_invents(
     if result.num_tokens is not None:
         assert 1 <= result.num_tokens <= speculative.MAX_NUM_TOKENS
     assert result.usable == (result.reason is None)
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("12.5", None),
+        (" 0 ", None),
+        ("1e3", None),
+        ("-0.1", "the API gave '-0.1', a negative figure"),
+        ("nan", "the API gave 'nan', not a finite number"),
+        ("-Infinity", "the API gave '-Infinity', not a finite number"),
+        ("", "the API gave '', not a number"),
+        ("12 ms", "the API gave '12 ms', not a number"),
+    ],
+)
+def test_an_expected_figure_is_a_finite_number_not_below_zero(
+    value: str, problem: str | None
+) -> None:
+    assert parsing.figure_problem(value) == problem
