@@ -50,27 +50,10 @@ class Deps:
     err: TextIO = field(default_factory=lambda: sys.stderr)
 
 
-# Each SageMaker call: connect within CONNECT_TIMEOUT_S, each read within READ_TIMEOUT_S, in
-# botocore's `standard` retry mode (AWS_MAX_ATTEMPTS attempts, 3 unless set): throttling that
-# never stops ends after those, one "AWS error" line. Each answer is read up to preflight's size
-# limit (`aws_answers.bounded`), each list up to its page limit (docs/optimize.md, "Limits").
-CONNECT_TIMEOUT_S = 10.0
-READ_TIMEOUT_S = 60.0
-
-
 def boto3_client(region: str | None) -> SageMakerClient:
-    import boto3
-    from botocore.config import Config
+    from mlcc.recommendation.api import sagemaker_client
 
-    from mlcc.preflight.bounded.aws_answers import bounded
-
-    config = Config(
-        connect_timeout=CONNECT_TIMEOUT_S,
-        read_timeout=READ_TIMEOUT_S,
-        retries={"mode": "standard"},
-    )
-    client: SageMakerClient = bounded(boto3.client("sagemaker", region_name=region, config=config))
-    return client
+    return sagemaker_client(region)
 
 
 def one_line(error: Exception) -> str:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ClientError, PaginationError
 
 from mlcc.config.optimize import OptimizeSettings
-from mlcc.preflight.bounded.aws_answers import AnswerProblem, pages
+from mlcc.preflight.bounded.aws_answers import AnswerProblem, bounded, pages
 from mlcc.recommendation.names import JobNames, job_name_problem, stack_name_filter, tagged_stack
 from mlcc.recommendation.parsing import JobStatus
 from mlcc.recommendation.requests import recommendation_job_request, workload_config_request
@@ -37,6 +37,26 @@ NOT_FOUND_CODES = frozenset({"ResourceNotFound"})
 # Older SageMaker describe calls report a missing resource as a ValidationException; the model
 # lists ResourceNotFound for these operations, but we accept both to stay safe.
 NOT_FOUND_PHRASES = ("not found", "does not exist", "could not find")
+
+
+# Each SageMaker call: connect within CONNECT_TIMEOUT_S, each read within READ_TIMEOUT_S, in
+# botocore's `standard` retry mode (AWS_MAX_ATTEMPTS attempts, 3 unless set): throttling that
+# never stops ends after those. Each answer is read up to preflight's size limit
+# (`aws_answers.bounded`), each list up to its page limit (docs/optimize.md, "Limits").
+CONNECT_TIMEOUT_S = 10.0
+READ_TIMEOUT_S = 60.0
+
+
+def sagemaker_client(region: str | None) -> SageMakerClient:
+    """The client `mlcc optimize` and the dynamic provider make."""
+    import boto3
+    from botocore.config import Config
+
+    config = Config(
+        connect_timeout=CONNECT_TIMEOUT_S, read_timeout=READ_TIMEOUT_S, retries={"mode": "standard"}
+    )
+    client: SageMakerClient = bounded(boto3.client("sagemaker", region_name=region, config=config))
+    return client
 
 
 class UnexpectedReply(Exception):

@@ -37,6 +37,8 @@ FRAME_MODES = (
     "unknown-header-type",  # a header of type 42 (the spec's types are 0 to 9)
     "int-event-type",  # `:event-type` as an int32, not a string
     "frame-2gb",  # a prelude that announces a frame of 2 GiB
+    "error-message",  # a message of type `error`, with no code
+    "unknown-exception",  # an exception the model does not list, its payload not JSON
 )
 PAYLOAD_MODES = ("not-sse", "huge-part", "tiny-parts-forever", "stall-mid-stream")
 STREAM_ERRORS = ("ModelStreamError", "InternalStreamFailure")
@@ -196,6 +198,11 @@ def hostile_frame(mode: str, first: bytes) -> bytes:
         return first + encode_message([(":event-type", 5), (":message-type", "event")], b"x")
     if mode == "frame-2gb":
         return first + prelude(2**31, 0) + b"\0" * 65536
+    if mode == "error-message":
+        return first + encode_message([(":message-type", "error"), (":error-message", "x")], b"")
+    if mode == "unknown-exception":
+        headers = [(":message-type", "exception"), (":exception-type", "Boom")]
+        return first + encode_message(headers, b"\xff not json")
     raise ValueError(f"unknown frame mode {mode!r}; one of {FRAME_MODES}")
 
 

@@ -109,6 +109,8 @@ FRAME_ERRORS = {
     "int-event-type": "the stream ended before its data: [DONE]",
     "frame-2gb": "the event stream cannot be read (InvalidPayloadLength: Payload length of "
     "2147483632 exceeded the maximum of 25165824)",
+    "error-message": "stream error: x",
+    "unknown-exception": "stream error: an error without a code or a message",
 }
 
 

@@ -415,9 +415,9 @@ def test_expired_credentials_are_one_line_and_not_retried(
 def test_a_silent_endpoint_ends_at_the_read_timeout(
     endpoint: LocalAWS, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mlcc.cli import optimize_context
+    from mlcc.recommendation import api
 
-    monkeypatch.setattr(optimize_context, "READ_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(api, "READ_TIMEOUT_S", 0.3)
     endpoint.on("DescribeAIRecommendationJob", Reply(body={}, delay_s=30))
     start = time.monotonic()
     line = assert_one_clean_line(run_cli("--show", "job-a", "--region", "us-east-1"), 1)

@@ -135,8 +135,8 @@ def client_error_message(error: Any) -> str:
     details = response.get("Error")
     details = details if isinstance(details, dict) else {}
     code, message = details.get("Code") or "", details.get("Message") or ""
-    if not code:
-        return _bounded(str(error))
+    if not code:  # an `error` event, or an exception the model does not list
+        return _bounded(str(message)) or "an error without a code or a message"
     text = f"{_bounded(str(code))}: {_bounded(str(message))}"
     status = response.get("OriginalStatusCode")
     if type(status) is int and 100 <= status <= 599 and f"({status})" not in text:
