@@ -343,7 +343,8 @@ def test_a_credential_provider_that_starts_failing_fails_each_request_in_one_lin
     monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)  # a new process's: it reads the config
     out = tmp_path / "out"
     with FakeEngine(EngineBehaviour()) as engine, FakeSageMaker(engine, ENDPOINT) as fake:
-        assert bench(monkeypatch, fake, out) == 1
+        # A process per request: a second each on a busy machine, more than TIMEOUT.
+        assert bench(monkeypatch, fake, out, "--timeout", "30") == 1
     assert fake.requests == []  # nothing was sent unsigned
     [(error, count)] = load(out)["errors"].items()
     assert count == 2 and "custom-process" in error
