@@ -394,3 +394,14 @@ def test_errors_are_checked_against_the_model() -> None:
     assert error_answer("ModelError", {"Message": "x"}) == ErrorAnswer(
         424, "ModelError", b'{"Message": "x"}'
     )
+
+
+def test_an_endpoint_url_botocore_cannot_use_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME", "http://[::1")
+    code = main(["bench", "--sagemaker-endpoint", ENDPOINT, "--model", "m", "--out", str(tmp_path)])
+    assert code == 1
+    assert capsys.readouterr().err == (
+        "mlcc bench: error: cannot create a SageMaker client: Invalid IPv6 URL\n"
+    )

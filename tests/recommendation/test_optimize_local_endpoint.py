@@ -491,3 +491,19 @@ def test_a_reply_without_a_name_and_with_endless_nesting_is_read(
     result = run_cli("--show", "job-a", "--region", "us-east-1")
     assert "Traceback" not in result.err
     assert result.out.startswith("(a job without a name): Completed")
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("AWS_ENDPOINT_URL_SAGEMAKER", "http://[::1", "Invalid IPv6 URL"),
+        ("AWS_MAX_ATTEMPTS", "abc", "invalid literal for int() with base 10: 'abc'"),
+    ],
+)
+def test_aws_settings_botocore_cannot_use_are_one_line(
+    run_cli: RunCli, monkeypatch: pytest.MonkeyPatch, name: str, value: str, expected: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", fresh_session())
+    line = assert_one_clean_line(run_cli("--list", "--region", "us-east-1"), 2)
+    assert line == f"mlcc optimize: error: cannot create a SageMaker client: {expected}"

@@ -229,5 +229,5 @@ def sagemaker_client(
         )
     except InvalidRegionError as error:
         raise TargetError(f"--region: {error}") from None
-    except BotoCoreError as error:
-        raise TargetError(f"cannot create a SageMaker client: {error}") from None
+    except (BotoCoreError, ValueError) as error:  # ValueError: AWS_ENDPOINT_URL_* not a URL
+        raise TargetError(f"cannot create a SageMaker client: {_bounded(str(error))}") from None
