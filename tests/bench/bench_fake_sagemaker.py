@@ -135,7 +135,8 @@ class FakeSageMaker(LoopbackServer):
     """Streams `engine`'s events for endpoint `endpoint_name`, each event split in two
     PayloadParts in the middle of its line; `break_after` events, a ModelStreamError (or
     `stream_error`). `hostile`: "hang" or "trickle-headers" (as the fake engine),
-    "trickle-frames" (the event stream a byte at a time), one of FRAME_MODES or PAYLOAD_MODES.
+    "trickle-frames" (the event stream a byte at a time), one of FRAME_MODES or PAYLOAD_MODES,
+    or "raw" (`raw_body` as it is).
     `errors`: the error answers to give, one a request (the last one repeats), after
     `errors_from` requests answered well."""
 
@@ -159,6 +160,7 @@ class FakeSageMaker(LoopbackServer):
         self.requests: list[tuple[str, dict[str, str], dict[str, Any]]] = []
         self.timings: list[Timing] = []  # what the fake really did, per streamed request
         self.sent_bytes = 0  # what the hostile answers managed to write
+        self.raw_body: bytes | None = None  # hostile="raw": this body, as it is, then close
         self._lock = threading.Lock()
         self._serve(_handler(self))
 
@@ -289,7 +291,9 @@ def _handler(fake: FakeSageMaker) -> type[BaseHTTPRequestHandler]:
 
         def _hostile_stream(self, mode: str) -> None:
             frames = fake.frames()
-            if mode == "trickle-frames":
+            if mode == "raw":
+                self.wfile.write(fake.raw_body or b"")
+            elif mode == "trickle-frames":
                 trickle(self, b"".join(frame for _, frame, _ in frames) * 1000, fake.stopping)
             elif mode in FRAME_MODES:  # after one whole event
                 _, first_event, _ = next(iter(fake.engine.events(chat=True)))

@@ -12,6 +12,7 @@ import sys
 import threading
 import time
 import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,12 @@ from bench_fake_sagemaker import (
     ErrorAnswer,
     FakeSageMaker,
     error_answer,
+    payload_part,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from mlcc.bench import runner
 from mlcc.bench.client import sagemaker
 from mlcc.bench.client.transport import MAX_ERROR_BODY_BYTES
 from mlcc.cli import main
@@ -405,3 +410,42 @@ def test_an_endpoint_url_botocore_cannot_use_is_one_line(
     assert capsys.readouterr().err == (
         "mlcc bench: error: cannot create a SageMaker client: Invalid IPv6 URL\n"
     )
+
+
+@pytest.fixture(scope="module")
+def raw_sagemaker() -> Iterator[FakeSageMaker]:
+    with (
+        FakeEngine(EngineBehaviour(ttft_s=0, token_interval_s=0)) as engine,
+        FakeSageMaker(engine, ENDPOINT, hostile="raw") as fake,
+    ):
+        yield fake
+
+
+def good_stream(engine: FakeEngine) -> bytes:
+    return b"".join(payload_part(data) for _, data, _ in engine.events(chat=True))
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_any_bytes_after_good_frames_end_in_one_result(
+    raw_sagemaker: FakeSageMaker, data: st.DataObject
+) -> None:
+    """A good event stream, cut, corrupted or followed by any bytes: each request ends with one
+    result, its error one line, within its deadline; never an exception."""
+    good = good_stream(raw_sagemaker.engine)
+    cut = data.draw(st.integers(0, len(good)), label="cut")
+    flips = data.draw(st.lists(st.integers(0, max(len(good) - 1, 0)), max_size=3), label="flips")
+    corrupted = bytearray(good[:cut])
+    for at in flips:
+        if at < len(corrupted):
+            corrupted[at] ^= 0xFF
+    raw_sagemaker.raw_body = bytes(corrupted) + data.draw(st.binary(max_size=64), label="tail")
+    client = sagemaker.sagemaker_client("us-east-1", 5.0, endpoint_url=raw_sagemaker.url)
+    send = sagemaker.sagemaker_sender(client, ENDPOINT)
+    start = time.monotonic()
+    result = runner.timed_request(send, "/v1/chat/completions", {"max_tokens": 64}, 5.0)
+    assert time.monotonic() - start < 5.0
+    if result.ok:  # only a stream that reached its [DONE] intact
+        assert raw_sagemaker.raw_body.startswith(good[: good.rindex(b"[DONE]")])
+    else:
+        assert result.error and "\n" not in result.error and len(result.error) < 400
