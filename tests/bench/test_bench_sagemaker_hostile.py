@@ -36,10 +36,14 @@ from mlcc.bench.client.transport import MAX_ERROR_BODY_BYTES
 from mlcc.cli import main
 
 ENDPOINT = "hp-dev"
-TIMEOUT = "0.5"
+TIMEOUT = "0.5"  # the tests of the deadline itself
 DEADLINE_ERROR = f"no complete answer within {TIMEOUT} s (--timeout)"
 # Well under TIMEOUT + runner.GRACE_S: these runs end at their deadline, or before it.
 RUN_LIMIT_S = 2.0
+# The other tests: a deadline no answer meets by accident on a busy machine, and a bound on
+# the run well under it (a run that hung would reach it).
+SLACK_TIMEOUT = "8"
+SLACK_RUN_LIMIT_S = 5.0
 # botocore's event-stream parser refuses a payload over 24 MiB from the frame's prelude
 # (botocore/eventstream.py, _MAX_PAYLOAD_LENGTH), before the frame arrives.
 BOTOCORE_MAX_PAYLOAD = 24 * 1024 * 1024
@@ -67,12 +71,17 @@ def warm_client(offline_aws: None) -> None:
 
 
 def bench(
-    monkeypatch: pytest.MonkeyPatch, fake: FakeSageMaker, out: Path, *extra: str, requests: int = 2
+    monkeypatch: pytest.MonkeyPatch,
+    fake: FakeSageMaker,
+    out: Path,
+    *extra: str,
+    requests: int = 2,
+    timeout: str = SLACK_TIMEOUT,
 ) -> int:
     monkeypatch.setenv("AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME", fake.url)
     return main(
         ["bench", "--sagemaker-endpoint", ENDPOINT, "--model", fake.engine.behaviour.model,
-         "--requests", str(requests), "--concurrency", "2", "--timeout", TIMEOUT,
+         "--requests", str(requests), "--concurrency", "2", "--timeout", timeout,
          "--max-tokens", "16", "--usd-per-hour", "12", "--out", str(out), *extra]
     )  # fmt: skip
 
@@ -131,7 +140,7 @@ def test_a_frame_botocore_cannot_read_fails_the_request_in_one_line(
         code = bench(monkeypatch, fake, tmp_path)
         elapsed = time.monotonic() - start
         assert request_threads_left() == []
-    assert code == 1 and elapsed < RUN_LIMIT_S, f"{mode}: {elapsed:.2f} s"
+    assert code == 1 and elapsed < SLACK_RUN_LIMIT_S, f"{mode}: {elapsed:.2f} s"
     run = load(tmp_path)
     assert_nothing_known(run)
     [(error, count)] = run["errors"].items()
@@ -182,7 +191,7 @@ def test_endless_tiny_parts_end_at_the_deadline_in_bounded_memory(
         tracemalloc.start()
         try:
             start = time.monotonic()
-            code = bench(monkeypatch, fake, tmp_path)
+            code = bench(monkeypatch, fake, tmp_path, timeout=TIMEOUT)
             elapsed = time.monotonic() - start
             _, peak = tracemalloc.get_traced_memory()
         finally:
@@ -204,7 +213,7 @@ def test_a_stream_that_stalls_midway_fails_at_its_deadline_not_as_a_fast_request
         FakeSageMaker(engine, ENDPOINT, hostile="stall-mid-stream") as fake,
     ):
         start = time.monotonic()
-        code = bench(monkeypatch, fake, tmp_path)
+        code = bench(monkeypatch, fake, tmp_path, timeout=TIMEOUT)
         elapsed = time.monotonic() - start
         assert request_threads_left() == []
     assert code == 1 and float(TIMEOUT) <= elapsed < RUN_LIMIT_S
@@ -287,7 +296,7 @@ def test_throttling_without_end_is_not_retried_whatever_the_environment_says(
         assert bench(monkeypatch, fake, tmp_path, requests=6) == 1
         elapsed = time.monotonic() - start
     assert len(fake.requests) == 6  # one attempt each
-    assert elapsed < RUN_LIMIT_S
+    assert elapsed < SLACK_RUN_LIMIT_S
     assert load(tmp_path)["errors"] == {"ThrottlingException: Rate exceeded": 6}
     assert last_error(capsys).endswith("6 of 6 requests failed: ThrottlingException: Rate exceeded")
 
@@ -349,8 +358,8 @@ def test_a_credential_provider_that_starts_failing_fails_each_request_in_one_lin
     monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)  # a new process's: it reads the config
     out = tmp_path / "out"
     with FakeEngine(EngineBehaviour()) as engine, FakeSageMaker(engine, ENDPOINT) as fake:
-        # A process per request: a second each on a busy machine, more than TIMEOUT.
-        assert bench(monkeypatch, fake, out, "--timeout", "30") == 1
+        # A process per request: a second each on a busy machine.
+        assert bench(monkeypatch, fake, out, timeout="30") == 1
     assert fake.requests == []  # nothing was sent unsigned
     [(error, count)] = load(out)["errors"].items()
     assert count == 2 and "custom-process" in error
