@@ -100,7 +100,12 @@ class LocalAWS:
         reply = script(params)
         if isinstance(reply.body, dict) and not reply.error_code:
             shape = MODELS[service].operation_model(operation).output_shape
-            problems = shape_violations(reply.body, shape, f"{operation} reply") if shape else []
+            try:
+                problems = (
+                    shape_violations(reply.body, shape, f"{operation} reply") if shape else []
+                )
+            except Exception as failure:  # a value botocore cannot read at all (a year 10^12)
+                problems = [f"{operation} reply: {failure!r}"]
             self.reply_problems += problems
         return reply
 

@@ -164,7 +164,7 @@ PACKAGE_RANKS = {
     "config": 3,
     "manifest": 4,
     "preflight": 5,
-    "recommendation": 5,
+    "recommendation": 6,  # reads AWS through mlcc/preflight/bounded/ (sizes, pages)
     "deploy": 5,
     "bench": 5,
     "prometheus": 5,

@@ -43,7 +43,18 @@ def per_million(usd_per_hour: Decimal | None, tokens_per_s: Any) -> Decimal | No
 
 
 def _cents(amount: Decimal | None) -> str | None:
-    return None if amount is None else str(amount.quantize(CENT, rounding=ROUND_HALF_UP))
+    return _rounded(amount, CENT)
+
+
+def _rounded(amount: Decimal | None, step: Decimal) -> str | None:
+    """`amount` to `step`; None past what a figure can be (more digits than Decimal's 28, as a
+    price of 10^30 dollars an hour, or a baseline of 10^300 tokens/s, would give)."""
+    if amount is None:
+        return None
+    try:
+        return str(amount.quantize(step, rounding=ROUND_HALF_UP))
+    except InvalidOperation:
+        return None
 
 
 def figures(
@@ -60,6 +71,8 @@ def figures(
         "price_source": source,
         "usd_per_million_output_tokens": _cents(own),
     }
+    if found["usd_per_million_output_tokens"] is None:
+        found["unknown"] = _why_unknown(usd_per_hour, source, run.get("output_tokens_per_s"))
     if baseline is None:
         return found
     recorded = (baseline.get("cost") or {}) if isinstance(baseline.get("cost"), Mapping) else {}
@@ -71,17 +84,28 @@ def figures(
     found |= {
         "baseline_usd_per_million_output_tokens": _cents(other),
         "saving_usd_per_million_output_tokens": (
-            None if own is None or other is None else _cents(other - own)
-        ),
-        "throughput_ratio": None if ratio is None else float(ratio),
-        # the share of the baseline's $/1M speculation saves: 1 - baseline rate / this rate
-        "saving_percent": (
             None
-            if ratio is None
-            else str(((1 - 1 / ratio) * 100).quantize(TENTH, rounding=ROUND_HALF_UP))
+            if own is None or other is None or _cents(own) is None or _cents(other) is None
+            else _cents(other - own)
         ),
+        "throughput_ratio": _finite_float(ratio),
+        # the share of the baseline's $/1M speculation saves: 1 - baseline rate / this rate
+        "saving_percent": None if ratio is None else _rounded((1 - 1 / ratio) * 100, TENTH),
     }
     return found
+
+
+def _why_unknown(usd_per_hour: Decimal | None, source: str, tokens_per_s: Any) -> str:
+    if usd_per_hour is None:
+        return source
+    if positive_decimal(tokens_per_s) is None:
+        return "no output tokens/s to divide the price by"
+    return "too large to be a price per token"
+
+
+def _finite_float(value: Decimal | None) -> float | None:
+    number = None if value is None else float(value)
+    return number if number is not None and math.isfinite(number) and number > 0 else None
 
 
 def lines(cost: Mapping[str, Any] | None) -> list[str]:
@@ -91,7 +115,8 @@ def lines(cost: Mapping[str, Any] | None) -> list[str]:
     own = cost.get("usd_per_million_output_tokens")
     price = cost.get("usd_per_hour")
     if own is None:
-        found = [f"  $ per 1M output tokens: unknown ({cost.get('price_source')})"]
+        why = cost.get("unknown") or cost.get("price_source")
+        found = [f"  $ per 1M output tokens: unknown ({why})"]
     else:
         found = [f"  $ per 1M output tokens: ${own} (at ${price}/h, {cost.get('price_source')})"]
     if "throughput_ratio" in cost:
@@ -103,7 +128,7 @@ def lines(cost: Mapping[str, Any] | None) -> list[str]:
             found.append(f"  baseline $ per 1M output tokens: ${base}")
         if saving is not None:
             found.append(f"  speculation saves ${saving} per 1M output tokens ({percent}%)")
-        elif ratio is not None:
+        elif ratio is not None and percent is not None:
             found.append(
                 f"  speculation saves {percent}% per output token "
                 f"(throughput x{ratio:.2f}; no price to put dollars on it)"

@@ -53,6 +53,8 @@ def timed_request(
             arrived = clock() - sent_at[0]
             for line in splitter.feed(piece):
                 timer.feed(line, arrived)
+            if deadline.expired:  # what the socket still held when it was shut down: unread
+                break
             # After [DONE] the body is still read to its end (or to the deadline): closing a
             # socket with unread bytes resets the connection under the server's feet.
         for line in splitter.flush():

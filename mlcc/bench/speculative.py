@@ -80,10 +80,15 @@ class SpeculativeFigures:
 
 
 def speculative_figures(
-    before: Sequence[Sample], after: Sequence[Sample], requests_completed: int
+    before: Sequence[Sample],
+    after: Sequence[Sample],
+    requests_completed: int,
+    requests_failed: int = 0,
 ) -> SpeculativeFigures | None:
     """The run's figures from whichever engine's metrics are present; None when the server
-    exports no speculative metric (or only SGLang's, idle: speculation is off)."""
+    exports no speculative metric (or only SGLang's, idle: speculation is off). Without
+    `sglang:num_requests` the requests SGLang finished are the ones that completed here, which
+    holds only when none failed: a failed request may have been finished by the engine."""
     try:
         figures = _from_vllm(before, after)
     except CounterProblem as problem:
@@ -91,7 +96,7 @@ def speculative_figures(
     if figures is not None:
         return figures
     try:
-        return _from_sglang(before, after, requests_completed)
+        return _from_sglang(before, after, requests_completed, requests_failed)
     except CounterProblem as problem:
         return _unknown("sglang counters", str(problem))
 
@@ -124,12 +129,17 @@ def _from_vllm(before: Sequence[Sample], after: Sequence[Sample]) -> Speculative
 
 
 def _from_sglang(
-    before: Sequence[Sample], after: Sequence[Sample], requests_completed: int
+    before: Sequence[Sample], after: Sequence[Sample], requests_completed: int, failed: int
 ) -> SpeculativeFigures | None:
     verify_steps = counter_delta(before, after, SGLANG_VERIFY_CALLS)
     generated = counter_delta(before, after, SGLANG_GENERATION_TOKENS)
     if verify_steps and generated is not None:
         requests = counter_delta(before, after, SGLANG_REQUESTS)
+        if requests is None and failed:
+            raise CounterProblem(
+                f"no {SGLANG_REQUESTS} counter, and {failed} request(s) failed: how many "
+                "requests the engine finished is unknown"
+            )
         finished = requests if requests is not None else requests_completed
         _whole(verify_steps=verify_steps, generated_tokens=generated, requests=finished)
         accepted = generated - finished - verify_steps

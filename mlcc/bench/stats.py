@@ -70,6 +70,14 @@ def _usage_problem(results: Sequence[RequestResult]) -> str | None:
     )
 
 
+def _none_completed(results: Sequence[RequestResult]) -> str | None:
+    """No request completed: no token was counted, so no rate can be (0 tokens/s would say the
+    server answered, slowly; it did not answer)."""
+    if any(r.ok for r in results):
+        return None
+    return f"no request completed ({len(results)} sent, all failed)"
+
+
 def summarize(
     settings: RunSettings,
     results: Sequence[RequestResult],
@@ -80,7 +88,7 @@ def summarize(
     """The run's figures; a figure that cannot be known is null, with its reason in `unknown`."""
     results = require_usage(results)
     completed = [r for r in results if r.ok]
-    usage_problem = _usage_problem(results)
+    usage_problem = _usage_problem(results) or _none_completed(results)
     counts = [r.output_tokens for r in completed]
     output_tokens = None if usage_problem else sum(c for c in counts if c is not None)
     unknown = dict.fromkeys(TOKEN_FIGURES, usage_problem) if usage_problem else {}

@@ -302,7 +302,8 @@ def _summary(
     interrupted: bool,
 ) -> dict[str, Any]:
     completed = sum(r.ok for r in outcome.results)
-    figures = speculative_figures(before, after, completed) if before and after else None
+    failed = len(outcome.results) - completed
+    figures = speculative_figures(before, after, completed, failed) if before and after else None
     settings = stats.RunSettings(
         label=args.label or ("speculative" if figures else "no-speculation"),
         engine=plan.engine or _engine_from_metrics(after) or "unknown",

@@ -53,7 +53,7 @@ from mlcc.config.optimize import (
 )
 from mlcc.engine_contract.values import printable
 from mlcc.recommendation.names import job_name_problem, job_names, stack_name_problem
-from mlcc.recommendation.parsing import JobStatus
+from mlcc.recommendation.parsing import JobStatus, status_note
 from mlcc.recommendation.polling import JobTimedOut, wait_for_job
 from mlcc.stackfiles.edit import StackEditError
 
@@ -265,4 +265,5 @@ def _show(args: argparse.Namespace, deps: Deps) -> int:
 
 def _report(response: Mapping[str, Any], deps: Deps, *, as_json: bool) -> int:
     status = print_job_report(response, deps.out, as_json=as_json)
-    return REFUSED if status in (JobStatus.FAILED, JobStatus.STOPPED) else OK
+    failed = status in (JobStatus.FAILED, JobStatus.STOPPED)
+    return REFUSED if failed or status_note(status) else OK

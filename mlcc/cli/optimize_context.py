@@ -51,9 +51,14 @@ class Deps:
 
 
 def boto3_client(region: str | None) -> SageMakerClient:
-    import boto3
+    from botocore.exceptions import BotoCoreError
 
-    return boto3.client("sagemaker", region_name=region)
+    from mlcc.recommendation.api import sagemaker_client
+
+    try:
+        return sagemaker_client(region)
+    except (BotoCoreError, ValueError) as error:  # ValueError: AWS_ENDPOINT_URL_* not a URL
+        raise UsageError(f"cannot create a SageMaker client: {one_line(error)[:200]}") from None
 
 
 def one_line(error: Exception) -> str:

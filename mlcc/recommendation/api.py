@@ -3,7 +3,10 @@
 Every function takes the client as an argument (never creates or keeps one), so callers decide
 where clients live (the provider creates one per method; tests pass a Stubber-wrapped client or
 point boto3 at a local endpoint). Request bodies come from `mlcc.recommendation.requests`.
-A reply that lacks a field we need raises UnexpectedReply, never KeyError or TypeError.
+A reply that lacks a field we need raises UnexpectedReply, never KeyError or TypeError; so
+does a reply over the size limit, and a list that does not end (a NextToken seen before, or
+more pages than the limit): both limits are preflight's, `mlcc.preflight.bounded.aws_answers`
+(the client is wrapped by its `bounded`, the list read by its `pages`).
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ from datetime import datetime
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, PaginationError
 
 from mlcc.config.optimize import OptimizeSettings
-from mlcc.recommendation.names import JobNames, stack_name_filter, tagged_stack
+from mlcc.preflight.bounded.aws_answers import AnswerProblem, bounded, pages
+from mlcc.recommendation.names import JobNames, job_name_problem, stack_name_filter, tagged_stack
 from mlcc.recommendation.parsing import JobStatus
 from mlcc.recommendation.requests import recommendation_job_request, workload_config_request
 
@@ -29,13 +33,30 @@ else:
 
 # ListTagsInput.ResourceArn in the botocore model.
 JOB_ARN_PATTERN = re.compile(r"arn:aws[a-z-]*:sagemaker:[a-z0-9-]*:[0-9]{12}:.+")
-# A list of recommendation jobs read past this many pages (or with a NextToken seen before) is
-# not a list that ends: botocore's paginator stops only on a token repeated at once.
-MAX_PAGES = 100
 NOT_FOUND_CODES = frozenset({"ResourceNotFound"})
 # Older SageMaker describe calls report a missing resource as a ValidationException; the model
 # lists ResourceNotFound for these operations, but we accept both to stay safe.
 NOT_FOUND_PHRASES = ("not found", "does not exist", "could not find")
+
+
+# Each SageMaker call: connect within CONNECT_TIMEOUT_S, each read within READ_TIMEOUT_S, in
+# botocore's `standard` retry mode (AWS_MAX_ATTEMPTS attempts, 3 unless set): throttling that
+# never stops ends after those. Each answer is read up to preflight's size limit
+# (`aws_answers.bounded`), each list up to its page limit (docs/optimize.md, "Limits").
+CONNECT_TIMEOUT_S = 10.0
+READ_TIMEOUT_S = 60.0
+
+
+def sagemaker_client(region: str | None) -> SageMakerClient:
+    """The client `mlcc optimize` and the dynamic provider make."""
+    import boto3
+    from botocore.config import Config
+
+    config = Config(
+        connect_timeout=CONNECT_TIMEOUT_S, read_timeout=READ_TIMEOUT_S, retries={"mode": "standard"}
+    )
+    client: SageMakerClient = bounded(boto3.client("sagemaker", region_name=region, config=config))
+    return client
 
 
 class UnexpectedReply(Exception):
@@ -192,35 +213,33 @@ def stack_of(client: SageMakerClient, described: Mapping[str, Any]) -> str | Non
 def _newest_first(
     client: SageMakerClient, name_contains: str | None, status: JobStatus | None
 ) -> Iterator[JobSummary]:
-    paginator = client.get_paginator("list_ai_recommendation_jobs")
     query: dict[str, Any] = {"SortBy": "CreationTime", "SortOrder": "Descending"}
     if name_contains:
         query["NameContains"] = name_contains
     if status:
         query["StatusEquals"] = status.value
-    pages = iter(paginator.paginate(**query))
-    seen: set[object] = set()
-    while (page := _read("ListAIRecommendationJobs", lambda: next(pages, None))) is not None:
+    listed = pages(client, "list_ai_recommendation_jobs", **query)
+    while (page := _read("ListAIRecommendationJobs", lambda: next(listed, None))) is not None:
         entries = page.get("AIRecommendationJobs")
         if not isinstance(entries, list):
             raise UnexpectedReply("ListAIRecommendationJobs", "no AIRecommendationJobs list")
         yield from (_summary(entry) for entry in entries)
-        token = page.get("NextToken")
-        if token in seen or len(seen) >= MAX_PAGES:
-            raise UnexpectedReply(
-                "ListAIRecommendationJobs",
-                f"its pages repeat or go past {MAX_PAGES} (stopped reading)",
-            )
-        seen.add(token)
 
 
 def _read(operation: str, call: Callable[[], Any]) -> Any:
-    """Make one client call. botocore's parser raises AttributeError, TypeError or ValueError
-    on a reply whose fields have the wrong JSON types; that becomes UnexpectedReply."""
+    """Make one client call. botocore's parser raises AttributeError, TypeError, ValueError,
+    OverflowError or RuntimeError (a timestamp of 1e20 seconds: "Unable to calculate correct
+    timezone offset"; JSON nested too deep) on a reply whose fields have the wrong JSON types or
+    values; that becomes UnexpectedReply, as does an answer the bounds refuse."""
     try:
         return call()
-    except (AttributeError, TypeError, ValueError) as failure:
-        raise UnexpectedReply(operation, f"botocore cannot read it ({failure})") from failure
+    except PaginationError:  # botocore's: the same NextToken twice in a row (not shown: any size)
+        raise UnexpectedReply(operation, "its pages repeat (the same NextToken twice)") from None
+    except AnswerProblem as problem:
+        raise UnexpectedReply(operation, str(problem)) from None
+    except (AttributeError, TypeError, ValueError, OverflowError, RuntimeError) as failure:
+        reason = " ".join(str(failure).split())[:200]
+        raise UnexpectedReply(operation, f"botocore cannot read it ({reason})") from failure
 
 
 def _summary(entry: Any) -> JobSummary:
@@ -230,6 +249,10 @@ def _summary(entry: Any) -> JobSummary:
         raise UnexpectedReply(
             "ListAIRecommendationJobs",
             "an entry lacks AIRecommendationJobName or AIRecommendationJobStatus",
+        )
+    if job_name_problem(name):  # the model's AIEntityName: at most 63 letters, digits, hyphens
+        raise UnexpectedReply(
+            "ListAIRecommendationJobs", f"an entry's name is not a job name ({name[:80]!r})"
         )
     return JobSummary(name, status, _time(fields.get("CreationTime")), _time(fields.get("EndTime")))
 

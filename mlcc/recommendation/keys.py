@@ -171,13 +171,18 @@ def parse_num_tokens(value: str | None, notes: list[str]) -> int | None:
     return number
 
 
-def find_in_map(values: Mapping[str, str]) -> FoundValues:
-    """Recognised keys in one string map; values that are JSON objects are searched too."""
+# JSON objects inside an OptimizationConfig value are searched this many levels deep.
+MAX_NESTING = 4
+
+
+def find_in_map(values: Mapping[str, str], depth: int = 0) -> FoundValues:
+    """Recognised keys in one string map; values that are JSON objects are searched too, up to
+    MAX_NESTING levels (a reply may nest them without end)."""
     found = FoundValues()
     for key, value in values.items():
-        nested = _json_object(value)
+        nested = _json_object(value) if depth < MAX_NESTING else None
         if nested is not None:
-            found = found.merged_over(find_in_map(nested))
+            found = found.merged_over(find_in_map(nested, depth + 1))
             continue
         found = FoundValues(
             _first(found.algorithm, key, value, _ALGORITHM_KEYS),
@@ -221,7 +226,7 @@ def _json_object(value: str) -> dict[str, str] | None:
         return None
     try:
         parsed = json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python's stack
         return None
     if not isinstance(parsed, dict):
         return None

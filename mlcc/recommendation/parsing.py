@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 from typing import Any
 
@@ -40,20 +41,62 @@ class JobStatus(StrEnum):
 
 
 TERMINAL_STATUSES = frozenset({JobStatus.COMPLETED, JobStatus.FAILED, JobStatus.STOPPED})
+KNOWN_STATUSES = frozenset(status.value for status in JobStatus)
+
+
+def status_note(status: str) -> str | None:
+    """What to say of a status the API's model does not list (botocore's enum for
+    AIRecommendationJobStatus is JobStatus), or None."""
+    if status in KNOWN_STATUSES:
+        return None
+    listed = ", ".join(status.value for status in JobStatus)
+    return f"a status the SageMaker API does not list ({listed})"
+
+
 SPECULATIVE_DECODING = "SpeculativeDecoding"
+
+
+# A figure of ExpectedPerformance (a string in the model) is shown only when it is a number a
+# measurement can be: finite, not negative, written in at most this many characters.
+MAX_FIGURE_CHARS = 32
 
 
 @dataclass(frozen=True)
 class ExpectedMetric:
     metric: str
-    value: str
+    value: str  # as the API gave it
     stat: str | None = None
     unit: str | None = None
+
+    @property
+    def unknown(self) -> str | None:
+        """Why `value` is not shown as a figure, or None."""
+        return figure_problem(self.value)
 
     def render(self) -> str:
         stat = f" ({self.stat})" if self.stat else ""
         unit = f" {self.unit}" if self.unit else ""
-        return f"{self.metric}{stat}: {self.value}{unit}"
+        if self.unknown:
+            return f"{self.metric}{stat}: unknown ({self.unknown})"
+        return f"{self.metric}{stat}: {self.value.strip()}{unit}"
+
+
+def figure_problem(value: str) -> str | None:
+    """Why an ExpectedPerformance value is no figure (negative, NaN, infinite, not a number,
+    too long), or None."""
+    text = value.strip()
+    shown = repr(text[:MAX_FIGURE_CHARS]) + ("..." if len(text) > MAX_FIGURE_CHARS else "")
+    if len(text) > MAX_FIGURE_CHARS:
+        return f"the API gave {shown}, too long to be a figure"
+    try:
+        number = Decimal(text)
+    except InvalidOperation:
+        return f"the API gave {shown}, not a number"
+    if not number.is_finite():
+        return f"the API gave {shown}, not a finite number"
+    if number < 0:
+        return f"the API gave {shown}, a negative figure"
+    return None
 
 
 @dataclass(frozen=True)
@@ -109,7 +152,13 @@ class RecommendedSpeculation:
             "environment_variables": dict(self.environment_variables),
             "description": self.description,
             "expected_performance": [
-                {"metric": m.metric, "value": m.value, "stat": m.stat, "unit": m.unit}
+                {
+                    "metric": m.metric,
+                    "value": None if m.unknown else m.value.strip(),
+                    "stat": m.stat,
+                    "unit": m.unit,
+                    **({"unknown": m.unknown} if m.unknown else {}),
+                }
                 for m in self.expected_performance
             ],
             "instance_type": self.instance_type,

@@ -7,7 +7,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mlcc.recommendation.parsing import TERMINAL_STATUSES, JobStatus, as_str, job_identity
+from mlcc.recommendation.parsing import (
+    TERMINAL_STATUSES,
+    JobStatus,
+    as_str,
+    job_identity,
+    status_note,
+)
 
 
 class RecommendationJobError(Exception):
@@ -58,7 +64,9 @@ class Progress:
 
     def render(self) -> str:
         minutes, seconds = divmod(int(self.elapsed_seconds), 60)
-        return f"{self.job_name}: {self.status} ({minutes}m{seconds:02d}s elapsed)"
+        note = status_note(self.status)
+        status = f"{self.status[:64]!r}, {note}" if note else self.status
+        return f"{self.job_name}: {status} ({minutes}m{seconds:02d}s elapsed)"
 
 
 def wait_for_job(
@@ -72,7 +80,8 @@ def wait_for_job(
     backoff: Backoff = Backoff(),
     on_progress: Callable[[Progress], None] | None = None,
 ) -> Mapping[str, Any]:
-    """Describe until the status is terminal and return that response.
+    """Describe until the status is terminal and return that response. A status the API does
+    not list is not terminal: it is shown as such, and waited on up to the timeout.
 
     On timeout, call `stop` (the job keeps costing money otherwise) and raise JobTimedOut.
     KeyboardInterrupt passes through untouched so that a CLI can leave the job running.

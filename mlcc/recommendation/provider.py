@@ -91,9 +91,9 @@ STOP_WAIT_SECONDS = 15 * 60
 
 
 def default_client_factory(region: str | None) -> SageMakerClient:
-    import boto3
+    from mlcc.recommendation.api import sagemaker_client  # bounded answers, timeouts, retries
 
-    return boto3.client("sagemaker", region_name=region)
+    return sagemaker_client(region)
 
 
 def _is_unknown(value: Any) -> bool:

@@ -111,3 +111,30 @@ def test_a_bad_price_stops_before_the_run(
         assert bench(engine, tmp_path, "--usd-per-hour", given) == 2
     assert "--usd-per-hour: must be a number of dollars above 0" in capsys.readouterr().err
     assert not (tmp_path / "bench.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("price", "run", "baseline", "expected"),
+    [
+        # More digits than a figure can have: unknown, never a traceback or a rounded lie.
+        (Decimal("1e30"), {"output_tokens_per_s": 1e-5}, None,
+         {"usd_per_million_output_tokens": None, "unknown": "too large to be a price per token"}),
+        # No rate to divide by: the price is known, the figure is not, and says why.
+        (Decimal("12"), {"output_tokens_per_s": None}, None,
+         {"usd_per_million_output_tokens": None,
+          "unknown": "no output tokens/s to divide the price by"}),
+        # A baseline file (it may hold anything) with an absurd rate: no ratio, no saving.
+        (None, {"output_tokens_per_s": 1.0}, {"output_tokens_per_s": 1e300},
+         {"throughput_ratio": 1e-300, "saving_percent": None}),
+        (None, {"output_tokens_per_s": 1e300}, {"output_tokens_per_s": 5e-324},
+         {"throughput_ratio": None, "saving_percent": "100.0"}),
+    ],
+)  # fmt: skip
+def test_absurd_amounts_give_unknown_not_a_traceback(
+    price: Decimal | None, run: dict[str, float], baseline: dict[str, float] | None,
+    expected: dict[str, object],
+) -> None:  # fmt: skip
+    found = cost.figures(price, "--usd-per-hour" if price else "no price", run, baseline)
+    assert {key: found[key] for key in expected} == expected
+    for line in cost.lines(found):
+        assert "None" not in line and "inf" not in line

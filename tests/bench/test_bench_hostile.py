@@ -105,7 +105,9 @@ def test_a_stream_without_done_failed(tmp_path: Path) -> None:
     run = load(tmp_path)
     assert run["completed"] == 0
     assert run["errors"] == {"the stream ended before its data: [DONE]": 3}
-    assert run["output_tokens"] == 0 and run["output_tokens_per_s"] == 0
+    # No token was counted: the rate is unknown, not 0 tokens/s (nor a $ per token).
+    assert run["output_tokens"] is None and run["output_tokens_per_s"] is None
+    assert run["unknown"]["output_tokens_per_s"] == "no request completed (3 sent, all failed)"
 
 
 def test_a_stream_without_its_usage_failed_when_the_others_have_one(tmp_path: Path) -> None:

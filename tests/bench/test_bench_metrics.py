@@ -121,6 +121,14 @@ def test_sglang_without_a_request_counter_uses_the_completed_requests() -> None:
     assert figures is not None
     assert figures.accepted_tokens == 32 - 2 - 10
     assert figures.draft_tokens == 30
+    # A failed request may have been finished by the engine: its count is no longer known.
+    unknown = speculative_figures([], after, requests_completed=2, requests_failed=1)
+    assert unknown is not None and unknown.acceptance_rate is None
+    assert unknown.accepted_tokens is None and unknown.source == "sglang counters"
+    assert unknown.unknown == (
+        "no sglang:num_requests counter, and 1 request(s) failed: how many requests the engine "
+        "finished is unknown"
+    )
 
 
 @given(st.floats(0.0, 1.0), st.integers(1, 16))

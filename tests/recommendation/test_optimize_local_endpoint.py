@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -289,3 +290,220 @@ def test_tags_missing_from_describe_are_read_with_list_tags(
     result = run_cli("--list", "--stack", "dev", "--json")
     assert [row["name"] for row in json.loads(result.out)] == ["job-a"]
     assert endpoint.requests[-1] == ("ListTags", {"ResourceArn": job_arn("job-a")})
+
+
+# -- hostile answers: pages that never end, huge answers, absurd values --------------------------
+
+
+def paged(replies: dict[str | None, dict[str, Any]]) -> Callable[[dict[str, Any]], Reply]:
+    """ListAIRecommendationJobs answering by the NextToken asked for (None: the first page)."""
+    return lambda request: Reply(body=replies[request.get("NextToken")])
+
+
+def test_a_next_token_repeated_at_once_is_one_line_not_a_traceback(
+    endpoint: LocalAWS, run_cli: RunCli
+) -> None:
+    """The page guard sees the repeat as the page arrives, before botocore's paginator would
+    raise PaginationError (naming the token, of any size): the token is not shown."""
+    token = "T" * 4000
+    endpoint.on(
+        "ListAIRecommendationJobs",
+        Reply(body={"AIRecommendationJobs": [], "NextToken": token}),
+    )
+    line = assert_one_clean_line(run_cli("--list", "--region", "us-east-1"), 1)
+    assert line == (
+        "mlcc optimize: unexpected ListAIRecommendationJobs reply from SageMaker: "
+        "its pages repeat (the same NextToken after 2 pages)"
+    )
+    assert endpoint.operations() == ["ListAIRecommendationJobs"] * 2
+
+
+def test_botocores_pagination_error_is_one_line() -> None:
+    from botocore.exceptions import PaginationError
+
+    from mlcc.recommendation import api
+
+    def paginate() -> None:
+        raise PaginationError(message="The same next token was received twice: " + "T" * 9000)
+
+    with pytest.raises(api.UnexpectedReply) as raised:
+        api._read("ListAIRecommendationJobs", paginate)
+    assert str(raised.value) == (
+        "unexpected ListAIRecommendationJobs reply from SageMaker: "
+        "its pages repeat (the same NextToken twice)"
+    )
+
+
+def test_a_next_token_cycle_over_several_pages_ends(endpoint: LocalAWS, run_cli: RunCli) -> None:
+    cycle = {None: "a", "a": "b", "b": "c", "c": "a"}
+    endpoint.on(
+        "ListAIRecommendationJobs",
+        paged({asked: {"AIRecommendationJobs": [], "NextToken": n} for asked, n in cycle.items()}),
+    )
+    line = assert_one_clean_line(run_cli("--list", "--region", "us-east-1"), 1)
+    assert line.endswith("its pages repeat (the same NextToken after 4 pages)")
+    assert len(endpoint.calls) == 4
+
+
+def test_a_thousand_pages_are_read_up_to_the_page_limit(
+    endpoint: LocalAWS, run_cli: RunCli
+) -> None:
+    pages = {None: "t1", **{f"t{n}": f"t{n + 1}" for n in range(1, 1000)}}
+    endpoint.on(
+        "ListAIRecommendationJobs",
+        paged({asked: {"AIRecommendationJobs": [], "NextToken": n} for asked, n in pages.items()}),
+    )
+    line = assert_one_clean_line(run_cli("--list", "--stack", "dev"), 1)
+    assert line.endswith("the list did not end within 100 pages (stopped there)")
+    assert len(endpoint.calls) == 100  # preflight's MAX_PAGES, the one page guard
+
+
+def test_a_next_token_that_is_not_a_string_is_named(endpoint: LocalAWS, run_cli: RunCli) -> None:
+    endpoint.on(
+        "ListAIRecommendationJobs", Reply(body={"AIRecommendationJobs": [], "NextToken": 5})
+    )
+    line = assert_one_clean_line(run_cli("--list", "--region", "us-east-1"), 1)
+    assert line.endswith("a NextToken that is not a string (page 1)")
+
+
+def test_a_huge_page_is_not_read(endpoint: LocalAWS, run_cli: RunCli) -> None:
+    entry = json.dumps(summary("job-a")).encode()
+    body = b'{"AIRecommendationJobs": [' + b",".join([entry] * 150_000) + b"]}"
+    assert len(body) > 16 * 1024 * 1024
+    endpoint.on("ListAIRecommendationJobs", Reply(200, body))
+    line = assert_one_clean_line(run_cli("--list", "--region", "us-east-1"), 1)
+    assert line.endswith("ListAIRecommendationJobs reply from SageMaker: an answer of more "
+                         "than 16 MiB (not read)")  # fmt: skip
+
+
+@pytest.mark.parametrize("created", [1e20, -1e20, 10**40])
+def test_a_timestamp_no_calendar_holds_is_one_line(
+    endpoint: LocalAWS, run_cli: RunCli, created: float
+) -> None:
+    entry = {**summary("job-a"), "CreationTime": created}
+    endpoint.on("ListAIRecommendationJobs", Reply(body={"AIRecommendationJobs": [entry]}))
+    line = assert_one_clean_line(run_cli("--list", "--region", "us-east-1"), 1)
+    assert "ListAIRecommendationJobs reply from SageMaker: botocore cannot read it" in line
+
+
+def test_an_entry_whose_name_is_no_job_name_is_refused(endpoint: LocalAWS, run_cli: RunCli) -> None:
+    entry = {**summary("job-a"), "AIRecommendationJobName": "x" * 100_000}
+    endpoint.on("ListAIRecommendationJobs", Reply(body={"AIRecommendationJobs": [entry]}))
+    line = assert_one_clean_line(run_cli("--list", "--region", "us-east-1"), 1)
+    assert "an entry's name is not a job name" in line and len(line) < 300
+
+
+def test_throttling_without_end_stops_after_botocores_attempts(
+    endpoint: LocalAWS, run_cli: RunCli
+) -> None:
+    endpoint.on("ListAIRecommendationJobs", error("ThrottlingException", "Rate exceeded"))
+    line = assert_one_clean_line(run_cli("--list", "--region", "us-east-1"), 1)
+    assert line.startswith("mlcc optimize: AWS error: ") and "ThrottlingException" in line
+    assert len(endpoint.calls) == 2  # AWS_MAX_ATTEMPTS of client_env, standard mode
+
+
+def test_expired_credentials_are_one_line_and_not_retried(
+    endpoint: LocalAWS, run_cli: RunCli
+) -> None:
+    expired = "The security token included in the request is expired"
+    endpoint.on("DescribeAIRecommendationJob", error("ExpiredTokenException", expired, 400))
+    line = assert_one_clean_line(run_cli("--show", "job-a", "--region", "us-east-1"), 1)
+    assert line.startswith("mlcc optimize: AWS error: ") and expired in line
+    assert len(endpoint.calls) == 1
+
+
+def test_a_silent_endpoint_ends_at_the_read_timeout(
+    endpoint: LocalAWS, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mlcc.recommendation import api
+
+    monkeypatch.setattr(api, "READ_TIMEOUT_S", 0.3)
+    endpoint.on("DescribeAIRecommendationJob", Reply(body={}, delay_s=30))
+    start = time.monotonic()
+    line = assert_one_clean_line(run_cli("--show", "job-a", "--region", "us-east-1"), 1)
+    # Two attempts of 0.3 s and botocore's backoff between them (at most 1 s).
+    assert time.monotonic() - start < 5
+    assert line.startswith("mlcc optimize: AWS error: Read timeout on endpoint URL")
+
+
+def absurd_recommendation() -> dict[str, Any]:
+    recommendation = eagle3_recommendation()
+    recommendation["ExpectedPerformance"] = [
+        {"Metric": "ttft-ms", "Stat": "p50", "Value": "-5", "Unit": "ms"},
+        {"Metric": "ttft-ms", "Stat": "p90", "Value": "NaN", "Unit": "ms"},
+        {"Metric": "throughput", "Value": "Infinity", "Unit": "tokens/s"},
+        {"Metric": "cost", "Value": "cheap"},
+        {"Metric": "throughput", "Stat": "p99", "Value": "9" * 5000},
+        {"Metric": "ttft-ms", "Stat": "p99", "Value": "12.5", "Unit": "ms"},
+    ]
+    recommendation["DeploymentConfiguration"]["InstanceType"] = "ml.z9.huge"
+    return recommendation
+
+
+def test_absurd_expected_figures_are_shown_as_unknown(endpoint: LocalAWS, run_cli: RunCli) -> None:
+    endpoint.on("DescribeAIRecommendationJob", described("job-a", "dev", [absurd_recommendation()]))
+    result = run_cli("--show", "job-a", "--region", "us-east-1")
+    assert result.code == 0, result.err
+    expected = result.out.split("expected:", 1)[1].splitlines()[0].strip().split("; ")
+    assert expected == [
+        "ttft-ms (p50): unknown (the API gave '-5', a negative figure)",
+        "ttft-ms (p90): unknown (the API gave 'NaN', not a finite number)",
+        "throughput: unknown (the API gave 'Infinity', not a finite number)",
+        "cost: unknown (the API gave 'cheap', not a number)",
+        "throughput (p99): unknown (the API gave '" + "9" * 32 + "'..., too long to be a figure)",
+        "ttft-ms (p99): 12.5 ms",
+    ]
+    assert "instance:       ml.z9.huge (not in the project's GPU table: its GPUs are unknown)" in (
+        result.out
+    )
+    shown = run_cli("--show", "job-a", "--region", "us-east-1", "--json")
+    [top] = json.loads(shown.out)["recommendations"]
+    assert [m["value"] for m in top["expected_performance"]] == [None] * 5 + ["12.5"]
+    assert top["expected_performance"][0]["unknown"] == "the API gave '-5', a negative figure"
+
+
+def test_a_status_the_api_does_not_list_is_said_and_refused(
+    endpoint: LocalAWS, run_cli: RunCli
+) -> None:
+    reply = described("job-a", "dev", [eagle3_recommendation()])
+    assert isinstance(reply.body, dict)
+    pending = {**reply.body, "AIRecommendationJobStatus": "Pending"}
+    endpoint.on("DescribeAIRecommendationJob", Reply(body=pending))
+    result = run_cli("--show", "job-a", "--region", "us-east-1")
+    assert result.code == 1 and "Traceback" not in result.err
+    assert result.out.splitlines()[:2] == [
+        "job-a: Pending",
+        "  a status the SageMaker API does not list (InProgress, Completed, Failed, Stopping, "
+        "Stopped): no recommendations are read",
+    ]
+
+
+def test_a_reply_without_a_name_and_with_endless_nesting_is_read(
+    endpoint: LocalAWS, run_cli: RunCli
+) -> None:
+    recommendation = eagle3_recommendation()
+    recommendation["OptimizationDetails"][0]["OptimizationConfig"] = {
+        "deep": '{"m": ' * 5000 + "1" + "}" * 5000,  # deeper than Python's stack
+        "nested": '{"m": ' * 50 + '"x"' + "}" * 50,  # objects in objects, searched 4 deep
+    }
+    body = {"AIRecommendationJobStatus": "Completed", "Recommendations": [recommendation]}
+    endpoint.on("DescribeAIRecommendationJob", Reply(body=body))
+    result = run_cli("--show", "job-a", "--region", "us-east-1")
+    assert "Traceback" not in result.err
+    assert result.out.startswith("(a job without a name): Completed")
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("AWS_ENDPOINT_URL_SAGEMAKER", "http://[::1", "Invalid IPv6 URL"),
+        ("AWS_MAX_ATTEMPTS", "abc", "invalid literal for int() with base 10: 'abc'"),
+    ],
+)
+def test_aws_settings_botocore_cannot_use_are_one_line(
+    run_cli: RunCli, monkeypatch: pytest.MonkeyPatch, name: str, value: str, expected: str
+) -> None:
+    monkeypatch.setenv(name, value)
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", fresh_session())
+    line = assert_one_clean_line(run_cli("--list", "--region", "us-east-1"), 2)
+    assert line == f"mlcc optimize: error: cannot create a SageMaker client: {expected}"

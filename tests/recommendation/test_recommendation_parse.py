@@ -6,6 +6,7 @@ the botocore model (an invented shape would fail in add_response).
 
 from __future__ import annotations
 
+import io
 import json
 from typing import Any
 
@@ -24,6 +25,7 @@ from recommendation_stubs import (
     speculative_detail,
 )
 
+from mlcc.cli.optimize_output import print_job_report
 from mlcc.recommendation import keys, parsing
 from mlcc.serving import speculative
 
@@ -318,3 +320,81 @@ def test_parser_never_crashes_and_never_invents(
     if result.num_tokens is not None:
         assert 1 <= result.num_tokens <= speculative.MAX_NUM_TOKENS
     assert result.usable == (result.reason is None)
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("12.5", None),
+        (" 0 ", None),
+        ("1e3", None),
+        ("-0.1", "the API gave '-0.1', a negative figure"),
+        ("nan", "the API gave 'nan', not a finite number"),
+        ("-Infinity", "the API gave '-Infinity', not a finite number"),
+        ("", "the API gave '', not a number"),
+        ("12 ms", "the API gave '12 ms', not a number"),
+    ],
+)
+def test_an_expected_figure_is_a_finite_number_not_below_zero(
+    value: str, problem: str | None
+) -> None:
+    assert parsing.figure_problem(value) == problem
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3)
+    ),
+    max_leaves=12,
+)
+FIGURES = st.sampled_from(["12.5", "-5", "NaN", "inf", "1e400", "", "9" * 40, "0"])
+WORD = st.text(alphabet="abcp9-/", max_size=8)  # no "; " or ": ": the test splits on them
+METRIC = st.fixed_dictionaries(
+    {"Metric": WORD, "Value": FIGURES | JSON},
+    optional={"Stat": WORD | st.integers(), "Unit": WORD | st.none()},
+)
+RECOMMENDATION = st.fixed_dictionaries(
+    {},
+    optional={
+        "ExpectedPerformance": st.lists(METRIC, max_size=3) | JSON,
+        "DeploymentConfiguration": st.fixed_dictionaries(
+            {}, optional={"InstanceType": st.sampled_from(["ml.g5.xlarge", "ml.z9.huge"]) | JSON}
+        )
+        | JSON,
+        "OptimizationDetails": JSON,
+        "RecommendationDescription": JSON,
+    },
+)
+DESCRIBED = st.fixed_dictionaries(
+    {},
+    optional={
+        "AIRecommendationJobName": JSON,
+        "AIRecommendationJobStatus": st.sampled_from(["Completed", "Pending", ""]) | JSON,
+        "FailureReason": JSON,
+        "Recommendations": st.lists(RECOMMENDATION, max_size=2) | JSON,
+    },
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(response=DESCRIBED, as_json=st.booleans())
+def test_any_describe_reply_prints_true_figures_or_unknown(
+    response: dict[str, Any], as_json: bool
+) -> None:
+    """Whatever a DescribeAIRecommendationJob reply holds, the report prints; a figure it shows
+    is a finite number not below 0, every other one says unknown."""
+    out = io.StringIO()
+    print_job_report(response, out, as_json=as_json)
+    text = out.getvalue()
+    if as_json:
+        for item in json.loads(text)["recommendations"]:
+            for metric in item["expected_performance"]:
+                assert metric["value"] is None or parsing.figure_problem(metric["value"]) is None
+        return
+    for line in text.splitlines():
+        assert len(line) <= 2003
+        if line.startswith("  expected:"):
+            for shown in line.removeprefix("  expected:").split("; "):
+                value = shown.split(": ", 1)[1]
+                assert value.startswith("unknown (") or not value.split()[0].startswith("-")

@@ -114,3 +114,20 @@ def test_keyboard_interrupt_leaves_the_job_alone() -> None:
                 stop=lambda: api.stop_job(client, JOB),
             )
         stubber.assert_no_pending_responses()  # no StopAIRecommendationJob was queued or made
+
+
+def test_a_status_the_api_does_not_list_is_shown_as_such_and_waited_to_the_timeout() -> None:
+    client, clock = sagemaker_client(), FakeClock()
+    seen: list[str] = []
+    with Stubber(client) as stubber:
+        for _ in range(3):  # at 0, 15 and 20 s
+            expect_describe(stubber, JOB, "Pending\nSoon")
+        expect_stop(stubber, JOB)
+        with pytest.raises(polling.JobTimedOut):
+            wait(client, clock, 20, backoff=polling.Backoff(15, 2, 60),
+                 on_progress=lambda progress: seen.append(progress.render()))  # fmt: skip
+        stubber.assert_no_pending_responses()
+    assert seen[0] == (
+        f"{JOB}: 'Pending\\nSoon', a status the SageMaker API does not list (InProgress, "
+        "Completed, Failed, Stopping, Stopped) (0m00s elapsed)"
+    )

@@ -6,26 +6,42 @@ botocore's timeouts bound each socket operation; the request's `Deadline` bounds
 stream by shutting down the socket under the answer (urllib3's response keeps its connection
 while the body streams). Before the answer's headers botocore holds no socket we can reach:
 there `mlcc.bench.runner` stops waiting for the request a moment after its deadline.
+
+What botocore cannot bound is bounded here: an error answer is read up to
+`MAX_ERROR_BODY_BYTES` (botocore reads it whole), and botocore never retries (one attempt in
+`standard` mode, whatever AWS_MAX_ATTEMPTS or AWS_RETRY_MODE say: `adaptive` would sleep before
+a request). The event stream itself is bounded by botocore's parser (`botocore/eventstream.py`:
+a frame's headers at most 128 KiB, its payload at most 24 MiB, both checked from the prelude,
+before the frame arrives), by `LineSplitter`'s 4 MiB line and by the deadline. A frame botocore
+cannot read (a bad CRC, a header type it does not know, a truncated header) fails the request
+with one line, as does every error the `sagemaker-runtime` model lists for the operation.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+import struct
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from mlcc.bench.client.deadline import Deadline, shut_down
-from mlcc.bench.client.transport import RequestError, TargetError
+from mlcc.bench.client.transport import MAX_ERROR_BODY_BYTES, RequestError, TargetError
 from mlcc.bench.inputs import shown
 from mlcc.bench.runner import StreamSender
+
+MAX_MESSAGE_CHARS = 200  # of each message the service or the model sends back
 
 
 def sagemaker_sender(client: Any, endpoint_name: str) -> StreamSender:
     """A sender for `mlcc.bench.runner.timed_request`. The operator forwards the body to the
     container's `invocationEndpoint` (chat completions), so the API path is not sent."""
+    from botocore.eventstream import ParserError
     from botocore.exceptions import BotoCoreError, ClientError, EventStreamError
+    from botocore.parsers import ResponseParserError
+    from urllib3.exceptions import HTTPError as Urllib3Error
 
     sending = threading.local()  # botocore sends in the calling thread
 
@@ -37,12 +53,19 @@ def sagemaker_sender(client: Any, endpoint_name: str) -> StreamSender:
     client.meta.events.register(
         "before-send.sagemaker-runtime.InvokeEndpointWithResponseStream", on_before_send
     )
+    bound_error_answers(client)
+    # What botocore's event-stream parser raises on a frame it cannot read: its ParserError
+    # (a CRC, a length), struct.error (a header cut short), KeyError (a header type it does not
+    # know), UnicodeDecodeError (a header name or value), or the types of a header it misreads.
+    unreadable = (ParserError, ResponseParserError, struct.error, LookupError, ValueError)
+    misread = (TypeError, AttributeError)
 
     def send(
         path: str, body: dict[str, Any], mark_sent: Callable[[], None], deadline: Deadline
     ) -> Iterator[bytes]:
         del path
         sending.mark_sent = mark_sent
+        events: Any = None
         try:
             response = client.invoke_endpoint_with_response_stream(
                 EndpointName=endpoint_name,
@@ -53,15 +76,27 @@ def sagemaker_sender(client: Any, endpoint_name: str) -> StreamSender:
             events = response["Body"]
             deadline.on_expiry(lambda: _abort(events))
             for event in events:
-                part = event.get("PayloadPart")
-                if part and part.get("Bytes"):
-                    yield part["Bytes"]
+                if deadline.expired:  # events botocore had buffered before the shutdown
+                    break
+                part = event.get("PayloadPart") if isinstance(event, dict) else None
+                data = part.get("Bytes") if isinstance(part, dict) else None
+                if isinstance(data, bytes) and data:
+                    yield data
         except EventStreamError as error:
-            raise RequestError(f"stream error: {_client_error_message(error)}") from None
+            raise RequestError(f"stream error: {client_error_message(error)}") from None
         except ClientError as error:
-            raise RequestError(_client_error_message(error)) from None
+            raise RequestError(client_error_message(error)) from None
         except BotoCoreError as error:
-            raise RequestError(str(error)) from None
+            raise RequestError(_bounded(str(error))) from None
+        except (*unreadable, *misread) as error:
+            reason = _bounded(f"{type(error).__name__}: {error}")
+            raise RequestError(f"the event stream cannot be read ({reason})") from None
+        except Urllib3Error as error:  # the connection broke (or the deadline shut it down)
+            raise RequestError(f"the answer broke off ({type(error).__name__})") from None
+        finally:
+            if events is not None:
+                with contextlib.suppress(Exception):  # frees the connection it reads from
+                    events.close()
 
     return send
 
@@ -91,10 +126,82 @@ def _abort(events: Any) -> None:
     shut_down(sock)
 
 
-def _client_error_message(error: Any) -> str:
-    details = getattr(error, "response", {}).get("Error", {})
-    code, message = details.get("Code", ""), details.get("Message", "")
-    return f"{code}: {message}" if code else str(error)
+def client_error_message(error: Any) -> str:
+    """`Code: Message` of a botocore error, each bounded; a ModelError adds the status the
+    model itself answered (`OriginalStatusCode` in the sagemaker-runtime model) when it is
+    one HTTP could carry."""
+    response = getattr(error, "response", None)
+    response = response if isinstance(response, dict) else {}
+    details = response.get("Error")
+    details = details if isinstance(details, dict) else {}
+    code, message = details.get("Code") or "", details.get("Message") or ""
+    if not code:  # an `error` event, or an exception the model does not list
+        return _bounded(str(message)) or "an error without a code or a message"
+    text = f"{_bounded(str(code))}: {_bounded(str(message))}"
+    status = response.get("OriginalStatusCode")
+    if type(status) is int and 100 <= status <= 599 and f"({status})" not in text:
+        text += f" (the model answered HTTP {status})"
+    return text
+
+
+def _bounded(text: str) -> str:
+    """One line (a credential process's stderr ends in a newline), at most MAX_MESSAGE_CHARS."""
+    text = " ".join(text[: MAX_MESSAGE_CHARS * 4].split())
+    return text if len(text) <= MAX_MESSAGE_CHARS else text[:MAX_MESSAGE_CHARS] + "..."
+
+
+def bound_error_answers(client: Any) -> None:
+    """botocore reads an error answer whole (`AWSResponse.content`): past MAX_ERROR_BODY_BYTES,
+    by Content-Length or by the bytes that arrive, the request fails instead. The event stream
+    of a 200 answer is left to its own bounds (module docstring). botocore's endpoint keeps its
+    HTTP session in `_endpoint.http_session`."""
+    endpoint = getattr(client, "_endpoint", None)
+    session = getattr(endpoint, "http_session", None)
+    if endpoint is not None and session is not None and not isinstance(session, _ErrorBoundSession):
+        endpoint.http_session = _ErrorBoundSession(session)
+
+
+def _too_large(status: Any) -> RequestError:
+    return RequestError(
+        f"an error answer (HTTP {status}) of more than {MAX_ERROR_BODY_BYTES // 1024} KiB "
+        "(not read)"
+    )
+
+
+class _ErrorBoundSession:
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def send(self, request: Any) -> Any:
+        response = self._inner.send(request)
+        if response.status_code < 300:
+            return response
+        declared = str(response.headers.get("content-length", "")).strip()
+        if declared.isdigit() and int(declared) > MAX_ERROR_BODY_BYTES:
+            response.raw.close()
+            raise _too_large(response.status_code)
+        response.raw = _ErrorBoundRaw(response.raw, response.status_code)
+        return response
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+class _ErrorBoundRaw:
+    def __init__(self, raw: Any, status: int) -> None:
+        self._raw, self._status = raw, status
+
+    def stream(self, amt: int = 65536, decode_content: bool | None = None) -> Iterator[bytes]:
+        seen = 0
+        for chunk in self._raw.stream(amt, decode_content=decode_content):
+            seen += len(chunk)
+            if seen > MAX_ERROR_BODY_BYTES:
+                self._raw.close()
+                raise _too_large(self._status)
+            yield chunk
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
 
 
 def sagemaker_client(
@@ -113,12 +220,14 @@ def sagemaker_client(
             region_name=region,
             endpoint_url=endpoint_url,
             config=Config(
-                retries={"total_max_attempts": 1},  # a retry would start past the deadline
+                # One attempt: a retry would start past the deadline, and a throttled request
+                # is a failed one. `mode` too, or AWS_RETRY_MODE=adaptive could sleep first.
+                retries={"total_max_attempts": 1, "mode": "standard"},
                 connect_timeout=timeout_s,
                 read_timeout=timeout_s,
             ),
         )
     except InvalidRegionError as error:
         raise TargetError(f"--region: {error}") from None
-    except BotoCoreError as error:
-        raise TargetError(f"cannot create a SageMaker client: {error}") from None
+    except (BotoCoreError, ValueError) as error:  # ValueError: AWS_ENDPOINT_URL_* not a URL
+        raise TargetError(f"cannot create a SageMaker client: {_bounded(str(error))}") from None

@@ -94,7 +94,9 @@ def pages(client: Any, operation: str, **params: Any) -> Iterator[dict[str, Any]
         token = next((page[k] for k in ("NextToken", "nextToken") if page.get(k)), None)
         if token is None:
             return
-        if not isinstance(token, str) or token in seen:
+        if not isinstance(token, str):
+            raise ListNeverEnds(f"a NextToken that is not a string (page {number})")
+        if token in seen:
             raise ListNeverEnds(f"its pages repeat (the same NextToken after {number} pages)")
         seen.add(token)
         if number >= MAX_PAGES:
