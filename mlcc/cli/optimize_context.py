@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from mlcc.config.aws.environment import setup_failure
 from mlcc.config.optimize import DOCUMENTED_REGIONS, ENGINE_FRAMEWORKS
 from mlcc.recommendation.polling import Backoff
 from mlcc.stackfiles.yaml_reader import StackFileError, compose_file, to_python
@@ -57,8 +58,8 @@ def boto3_client(region: str | None) -> SageMakerClient:
 
     try:
         return sagemaker_client(region)
-    except (BotoCoreError, ValueError) as error:  # ValueError: AWS_ENDPOINT_URL_* not a URL
-        raise UsageError(f"cannot create a SageMaker client: {one_line(error)[:200]}") from None
+    except (BotoCoreError, ValueError) as error:  # ValueError: an AWS_* setting botocore refuses
+        raise UsageError(f"cannot create a SageMaker client: {setup_failure(error)}") from None
 
 
 def one_line(error: Exception) -> str:

@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from mlcc.config.aws.environment import profile_source, setup_problem
+from mlcc.config.aws.environment import setup_failure
 from mlcc.prometheus.api import QueryFailed, Signer, Source
 
 SERVICE = "aps"
@@ -42,10 +42,8 @@ def workspace_source(workspace: str, fallback_region: str | None) -> Source:
     session = Session()
     try:
         return _signed_source(session, workspace, fallback_region)
-    except BotoCoreError as error:  # e.g. the profile is not in the AWS config files
-        raise AmpSetupError(f"{profile_source('')}: {error}") from None
-    except (ValueError, TypeError) as error:  # botocore converting an AWS_* setting
-        raise AmpSetupError(setup_problem(error)) from None
+    except (BotoCoreError, ValueError, TypeError) as error:  # a profile or AWS_* setting
+        raise AmpSetupError(setup_failure(error)) from None
 
 
 def _signed_source(session: Any, workspace: str, fallback_region: str | None) -> Source:

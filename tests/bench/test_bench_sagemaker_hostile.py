@@ -418,7 +418,9 @@ def test_an_endpoint_url_botocore_cannot_use_is_one_line(
     code = main(["bench", "--sagemaker-endpoint", ENDPOINT, "--model", "m", "--out", str(tmp_path)])
     assert code == 1
     assert capsys.readouterr().err == (
-        "mlcc bench: error: cannot create a SageMaker client: Invalid IPv6 URL\n"
+        "mlcc bench: error: cannot create a SageMaker client: "
+        "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME='http://[::1' is not a value botocore accepts: "
+        "fix or unset it\n"
     )
 
 

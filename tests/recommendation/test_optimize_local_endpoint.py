@@ -496,8 +496,8 @@ def test_a_reply_without_a_name_and_with_endless_nesting_is_read(
 @pytest.mark.parametrize(
     ("name", "value", "expected"),
     [
-        ("AWS_ENDPOINT_URL_SAGEMAKER", "http://[::1", "Invalid IPv6 URL"),
-        ("AWS_MAX_ATTEMPTS", "abc", "invalid literal for int() with base 10: 'abc'"),
+        ("AWS_ENDPOINT_URL_SAGEMAKER", "http://[::1", "'http://[::1'"),
+        ("AWS_MAX_ATTEMPTS", "abc", "'abc'"),
     ],
 )
 def test_aws_settings_botocore_cannot_use_are_one_line(
@@ -506,4 +506,7 @@ def test_aws_settings_botocore_cannot_use_are_one_line(
     monkeypatch.setenv(name, value)
     monkeypatch.setattr(boto3, "DEFAULT_SESSION", fresh_session())
     line = assert_one_clean_line(run_cli("--list", "--region", "us-east-1"), 2)
-    assert line == f"mlcc optimize: error: cannot create a SageMaker client: {expected}"
+    assert line == (
+        f"mlcc optimize: error: cannot create a SageMaker client: {name}={expected} is not a "
+        "value botocore accepts: fix or unset it"
+    )

@@ -31,6 +31,7 @@ from mlcc.bench.client.deadline import Deadline, shut_down
 from mlcc.bench.client.transport import MAX_ERROR_BODY_BYTES, RequestError, TargetError
 from mlcc.bench.inputs import shown
 from mlcc.bench.runner import StreamSender
+from mlcc.config.aws.environment import setup_failure
 
 MAX_MESSAGE_CHARS = 200  # of each message the service or the model sends back
 
@@ -229,5 +230,5 @@ def sagemaker_client(
         )
     except InvalidRegionError as error:
         raise TargetError(f"--region: {error}") from None
-    except (BotoCoreError, ValueError) as error:  # ValueError: AWS_ENDPOINT_URL_* not a URL
-        raise TargetError(f"cannot create a SageMaker client: {_bounded(str(error))}") from None
+    except (BotoCoreError, ValueError) as error:  # ValueError: an AWS_* setting botocore refuses
+        raise TargetError(f"cannot create a SageMaker client: {setup_failure(error)}") from None

@@ -4,6 +4,7 @@ the AWS_* setting it cannot convert. Each becomes one "not checked" line naming 
 from __future__ import annotations
 
 import os
+from urllib.parse import urlsplit
 
 from mlcc.engine_contract.values import printable
 
@@ -14,12 +15,35 @@ class SetupProblem(Exception):
 
 def setup_problem(error: Exception) -> str:
     """botocore converts the AWS_* settings when it makes a client (botocore/configprovider.py,
-    `_convert_type`): name the variable holding the text it refused, when one does."""
+    `_convert_type`) and parses the endpoint URLs: name the variable holding the text it
+    refused, when one does."""
     said = str(error)
     for name, value in sorted(os.environ.items()):
-        if name.startswith("AWS_") and value and repr(value) in said:
+        if name.startswith("AWS_") and value and (repr(value) in said or _bad_url(name, value)):
             return f"{name}={_shown(value)} is not a value botocore accepts: fix or unset it"
     return f"botocore cannot use this environment or AWS config file: {_shown(said, quoted=False)}"
+
+
+def setup_failure(error: Exception, profile: str = "") -> str:
+    """One line for an error botocore raised while making a session or a client."""
+    from botocore.exceptions import ProfileNotFound
+
+    if isinstance(error, ProfileNotFound):
+        return f"{profile_source(profile)}: {error}"
+    if isinstance(error, ValueError | TypeError):
+        return setup_problem(error)
+    return _shown(" ".join(str(error).split()), quoted=False, most=200)
+
+
+def _bad_url(name: str, value: str) -> bool:
+    if not name.startswith("AWS_ENDPOINT_URL"):
+        return False
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - parsing the port is what raises
+    except ValueError:
+        return True
+    return not (parts.scheme and parts.hostname)
 
 
 def profile_source(profile: str) -> str:

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from mlcc.config.aws.environment import SetupProblem, profile_source, setup_problem
+from mlcc.config.aws.environment import SetupProblem, setup_failure
 from mlcc.preflight.account.facts import (
     QUOTA_SERVICE,
     AddonVersion,
@@ -104,7 +104,7 @@ class Clients:
                 try:
                     made = self.session.client(service, config=config)  # type: ignore[call-overload]
                 except (ValueError, TypeError) as error:  # botocore converting a setting
-                    raise SetupProblem(setup_problem(error)) from None
+                    raise SetupProblem(setup_failure(error)) from None
                 self._made[service] = aws_answers.bounded(made)
             return self._made[service]
 
@@ -118,7 +118,7 @@ def clients(region: str, profile: str, timeout_s: float) -> Clients | Unreached:
     try:
         session = boto3_session(profile_name=profile or None, region_name=region)
     except BotoCoreError as failure:  # e.g. the profile is not in the AWS config files
-        return Unreached("the AWS session", f"{profile_source(profile)}: {failure}")
+        return Unreached("the AWS session", setup_failure(failure, profile))
     return Clients(session, min(CALL_TIMEOUT_S, max(timeout_s, 0.5)))
 
 
