@@ -32,7 +32,7 @@ def _observe(cluster: Cluster, namespace: str, name: str) -> tuple[Observed, lis
     endpoint, malformed = shapes.well_typed(found, shapes.ENDPOINT, "")
     selector = pod_selector(endpoint)
     listing = cluster.pods(namespace, selector)
-    typed = [shapes.typed_pod(pod, i) for i, pod in enumerate(listing.items)]
+    typed = shapes.typed_pods(listing.items)
     if selector:
         how = f"selector {selector}"
     else:

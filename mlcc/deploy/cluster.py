@@ -240,6 +240,7 @@ class Cluster:
         for _ in range(MAX_PAGES):
             paging = [("limit", page), *([("continue", token)] if token else [])]
             answer = self._json(what, path, [*query, *paging])
+            before = len(found)
             listed = items_of(answer.get("items"))
             skipped += len(answer.get("items") or []) - len(listed) if _is_list(answer) else 0
             found.extend(dict(item) for item in listed)
@@ -254,9 +255,9 @@ class Cluster:
             token = following if isinstance(following, str) else ""
             if not token:
                 return Listing(found, _skipped(skipped, noun))
-            if token in seen:
+            if token in seen:  # this page's items may be the last one's again: left out
                 return Listing(
-                    found, f"{noun} after the first {len(found)} (the API repeated a page)"
+                    found[:before], f"{noun} after the first {before} (the API repeated a page)"
                 )
             seen.add(token)
         left = metadata.get("remainingItemCount")

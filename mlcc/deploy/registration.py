@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mlcc.deploy.snapshot import dotted, one_line
+from mlcc.deploy.snapshot import dotted, mapping, one_line
 from mlcc.facts.operator import (
     CONDITION_FAILING,
     DNS_HEALTH,
@@ -43,13 +43,13 @@ class Registrations:
 
 
 def registrations(spec: Mapping[str, Any]) -> Registrations:
-    routing = spec.get(ROUTING_FIELD) or {}
-    dns = spec.get("dnsConfig") or {}
+    routing = mapping(spec.get(ROUTING_FIELD))
+    dns = mapping(spec.get("dnsConfig"))
     return Registrations(
         sagemaker_endpoint=(spec.get("endpointName") or NO_SAGEMAKER_ENDPOINT)
         != NO_SAGEMAKER_ENDPOINT,
-        dns_record=bool(dns.get("hostedZoneId")) if isinstance(dns, Mapping) else False,
-        routing=routing.get("routingStrategy") if routing.get("enabled") else None,
+        dns_record=bool(dns.get("hostedZoneId")),
+        routing=routing.get("routingStrategy") if routing.get("enabled") is True else None,
     )
 
 

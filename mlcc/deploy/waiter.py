@@ -81,7 +81,7 @@ def observe(cluster: Cluster, target: Target, seen: LogsSeen | None = None) -> S
     selector = endpoint_pods.pod_selector(endpoint)
     listing = cluster.pods(target.namespace, selector)
     unread = [listing.unread] if listing.unread else []
-    typed = [shapes.typed_pod(pod, index) for index, pod in enumerate(listing.items)]
+    typed = shapes.typed_pods(listing.items)
     if not selector:
         mine = {
             id(p) for p in endpoint_pods.endpoint_pods([p for p, _ in typed], endpoint, target.name)
