@@ -13,7 +13,6 @@ inside the functions, so callers start without it.
 from __future__ import annotations
 
 import copy
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,8 +22,10 @@ from mlcc.deploy.answers import (
     AnswerError,
     DeadlineExceeded,
     Response,
+    Unfinished,
     json_object,
     read_bounded,
+    within,
 )
 from mlcc.deploy.snapshot import items_of, mapping, one_line
 from mlcc.facts.operator import GROUP, PLURAL, VERSION
@@ -106,31 +107,6 @@ def _retry_after(headers: Any) -> float | None:
     return min(value, MAX_RETRY_AFTER_S) if value >= 0 else None
 
 
-def within(seconds: float, request: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """`request(...)`, or DeadlineExceeded once it has run `seconds` (twice for connect + read).
-
-    The client's timeouts bound each socket operation, not the answer: a server trickling its
-    headers a byte at a time would hold a request forever. The request runs in a daemon thread.
-    """
-    result: list[Any] = []
-    failure: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            result.append(request(*args, **kwargs))
-        except BaseException as error:  # re-raised in the caller's thread
-            failure.append(error)
-
-    worker = threading.Thread(target=run, daemon=True, name="kubernetes-request")
-    worker.start()
-    worker.join(2 * seconds)
-    if worker.is_alive():
-        raise DeadlineExceeded(2 * seconds)
-    if failure:
-        raise failure[0]
-    return result[0]
-
-
 class Cluster:
     """The reads the deploy wait makes, each with `request_timeout_s`; results as JSON dicts."""
 
@@ -144,6 +120,7 @@ class Cluster:
         self.timeout_s = request_timeout_s
         self._clock = clock
         self._until: float | None = None
+        self.unfinished = Unfinished()  # shared by the copies `until` makes
 
     def until(self, deadline: float) -> Cluster:
         """The same reads, none of them lasting past `deadline` (of `clock`)."""
@@ -182,7 +159,7 @@ class Cluster:
             )
 
         try:
-            answer = within(seconds, send)
+            answer = within(seconds, send, unfinished=self.unfinished)
         except Exception as error:
             raise ApiError(f"cannot {what}: {api_reason(error, seconds)}") from None
         response = answer.response
@@ -278,7 +255,16 @@ class Cluster:
 
     def log(self, namespace: str, pod: str, container: str, previous: bool) -> str | None:
         """The container's log as text (bad bytes replaced), or None when there is none: the
-        head of a running container's log, the tail of a crashed run's."""
+        head of a running container's log, the tail of a crashed run's. 401/403 is ApiError."""
+        try:
+            return self.read_log(namespace, pod, container, previous)
+        except ApiError as error:
+            if error.permanent:
+                raise
+            return None
+
+    def read_log(self, namespace: str, pod: str, container: str, previous: bool) -> str:
+        """`log`, or ApiError saying why there is none (refused, cut short, too slow)."""
         limit = PREVIOUS_LOG_BYTES if previous else LOG_LIMIT_BYTES
         query: list[tuple[str, object]] = [
             ("container", container),
@@ -288,15 +274,13 @@ class Cluster:
         ]
         path = f"/api/v1/namespaces/{_part(namespace)}/pods/{_part(pod)}/log"
         what = f"read the log of {pod}"
+        response, deadline = self._open(what, path, query)
         try:
-            response, deadline = self._open(what, path, query)
-            body, _ = read_bounded(response, limit, deadline, cut=True, clock=self._clock)
-        except ApiError as error:
-            if error.permanent:
-                raise
-            return None
-        except Exception:  # cut short, or too slow: read again next round
-            return None
+            body, _ = read_bounded(
+                response, limit, deadline, cut=True, clock=self._clock, seconds=2 * self.timeout_s
+            )
+        except Exception as error:  # cut short, or too slow: read again next round
+            raise ApiError(f"cannot {what}: {api_reason(error, self.timeout_s)}") from None
         return body.decode("utf-8", errors="replace")
 
     def wait_for_change(

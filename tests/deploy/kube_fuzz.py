@@ -16,7 +16,7 @@ import verify_samples as s
 from hypothesis import strategies as st
 
 from mlcc.deploy import shapes
-from mlcc.deploy.cluster import Listing
+from mlcc.deploy.cluster import ApiError, Listing
 from mlcc.facts.operator import (
     DEPLOYMENT_OVERALL_STATE,
     DNS_HEALTH,
@@ -231,3 +231,9 @@ class MemoryApi:
 
     def log(self, _namespace: str, pod: str, container: str, previous: bool) -> str | None:
         return self.logs.get((pod, container, previous))
+
+    def read_log(self, namespace: str, pod: str, container: str, previous: bool) -> str:
+        found = self.log(namespace, pod, container, previous)
+        if found is None:
+            raise ApiError(f"cannot read the log of {pod}: 400 Bad Request", 400)
+        return found
