@@ -113,7 +113,14 @@ def observe(cluster: Cluster, target: Target, seen: LogsSeen | None = None) -> S
             if verify.engine_config_logged(text, target.expectation.engine):
                 seen.keep(request, pods, text)
     return Snapshot(
-        endpoint, pods, events, logs, tuple(malformed), tuple(unread), tuple(events_unread)
+        endpoint,
+        pods,
+        events,
+        logs,
+        tuple(malformed),
+        tuple(unread),
+        tuple(events_unread),
+        read_at=time.time(),  # no time the API wrote is believed past it (snapshot.moment)
     )
 
 

@@ -19,8 +19,8 @@ from wait_stories import FAST, READY_LOGS, run_story
 from mlcc.deploy.answers import MAX_UNFINISHED
 
 
-def request_threads() -> int:
-    return sum(t.name == "kubernetes-request" and t.is_alive() for t in threading.enumerate())
+def request_threads() -> set[threading.Thread]:
+    return {t for t in threading.enumerate() if t.name == "kubernetes-request" and t.is_alive()}
 
 
 @pytest.mark.parametrize("api_grace_s", [3.0, 30.0])
@@ -32,7 +32,7 @@ def test_headers_trickled_a_byte_at_a_time_leave_a_bounded_number_of_threads(
 
     def sample() -> None:
         while not sampling.wait(0.02):
-            peak[0] = max(peak[0], request_threads() - before)
+            peak[0] = max(peak[0], len(request_threads() - before))
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -49,8 +49,9 @@ def test_headers_trickled_a_byte_at_a_time_leave_a_bounded_number_of_threads(
         sampling.set()
         stop.set()
     # Each request is given up after 0.6 s (its socket reads never time out: a byte comes every
-    # 0.2 s): about 8 requests in 5 s without the bound, each thread living on.
-    assert len(api.requests) == MAX_UNFINISHED
+    # 0.2 s): about 8 requests in 5 s without the bound, each thread living on. (On a starved
+    # machine a socket read may still time out, ending its thread and letting one more go.)
+    assert MAX_UNFINISHED <= len(api.requests) <= MAX_UNFINISHED + 2
     assert peak[0] <= MAX_UNFINISHED
     assert elapsed < settings.timeout_s + 2
     assert not outcome.serving and "\n" not in outcome.message
@@ -62,6 +63,6 @@ def test_headers_trickled_a_byte_at_a_time_leave_a_bounded_number_of_threads(
     else:
         assert "did not serve within 0.0833333 minutes" in outcome.message
     deadline = time.monotonic() + 5  # once the server ends them, so do the threads
-    while request_threads() > before and time.monotonic() < deadline:
+    while request_threads() - before and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert request_threads() <= before
+    assert not request_threads() - before
