@@ -34,7 +34,13 @@ from mlcc.deploy import readiness, shapes, waiter
 from mlcc.deploy.shapes import Whole
 from mlcc.deploy.snapshot import Target
 from mlcc.deploy.verify import READY_STATE, verify_endpoint
-from mlcc.facts.operator import DEPLOYMENT_OVERALL_STATE, ENDPOINT_STATE
+from mlcc.facts.operator import (
+    DEPLOYMENT_OVERALL_STATE,
+    DNS_HEALTH,
+    ENDPOINT_STATE,
+    NO_SAGEMAKER_ENDPOINT,
+    SAGEMAKER_STATE,
+)
 
 TARGET = Target("inference", "hp-dev", s.expectation(), generation=2)
 CRASHING = "hp-dev-7c9f8d-c7ash"
@@ -214,6 +220,10 @@ def test_the_wait_reads_any_answer_into_true_figures_and_known_states_only(api: 
             *DEPLOYMENT_OVERALL_STATE.ready,
         )
         assert snapshot.malformed == () and snapshot.unread == ()
+        if raw(api, "spec", "endpointName") not in (None, "", NO_SAGEMAKER_ENDPOINT):
+            assert raw(api, "status", "endpoints", "sagemaker", "state") in SAGEMAKER_STATE.ready
+        if raw(api, "spec", "dnsConfig", "hostedZoneId"):
+            assert raw(api, "status", "dnsStatus", "dnsHealth") in (None, "", *DNS_HEALTH.ready)
     listed = {*ENDPOINT_STATE.ready, *ENDPOINT_STATE.failed, *ENDPOINT_STATE.working}
     listed |= set(ENDPOINT_STATE.other)
     if isinstance(state, str) and state and state not in listed:
