@@ -5,8 +5,9 @@ InferenceEndpointConfig, its pods, their engine logs), prints one `PASS|FAIL <ch
 line per check and exits 0 only when every check passes (1 otherwise, 2 on a usage error).
 The decisions are in `mlcc.deploy.verify`; this module only fetches, each request bounded by
 `--request-timeout`. `--wait` first runs the deploy wait of `pulumi up` (mlcc/cli/verify_wait.py).
-The `kubernetes` client is imported inside `kubernetes_apis`, so the rest of the CLI starts
-without it.
+Every read goes through the deploy wait's bounded `Cluster` (mlcc/deploy/cluster.py, via
+mlcc/cli/verify_reads.py); the `kubernetes` client is imported only when `kube_cluster` builds
+one, so the rest of the CLI starts without it.
 """
 
 from __future__ import annotations
@@ -14,84 +15,22 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
 
 from mlcc.cli import verify_live, verify_reads, verify_wait
 from mlcc.cli.verify_reads import ClusterError
 from mlcc.config import stack as stack_config
 from mlcc.config.endpoints import EndpointConfig
-from mlcc.deploy.cluster import DEFAULT_REQUEST_TIMEOUT_S, Cluster, api_reason, within
-from mlcc.deploy.endpoint_pods import endpoint_pods, pod_selector, unselected_pods_how
+from mlcc.deploy.cluster import DEFAULT_REQUEST_TIMEOUT_S, Cluster
 from mlcc.deploy.kubeconfig import EXEC_PLUGIN_TIMEOUT_S, api_client
-from mlcc.deploy.verify import (
-    Check,
-    Observed,
-    all_passed,
-    expectation_for,
-    pod_name,
-    verify_endpoint,
-    worker_container,
-)
+from mlcc.deploy.verify import Check, all_passed, expectation_for, verify_endpoint
 from mlcc.deploy.waiter import WaitSettings
 from mlcc.engine_contract.values import printable, shown_value
-from mlcc.facts.operator import GROUP, PLURAL, VERSION
 from mlcc.prometheus.amp import AmpSetupError
 from mlcc.stackfiles import resolve as stackfiles
 from mlcc.userfiles import shown_path
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-
-Timeout = tuple[float, float]  # the client's `_request_timeout`: (connect, read) seconds
-
-
-class CustomObjectsApi(Protocol):
-    def get_namespaced_custom_object(
-        self,
-        group: str,
-        version: str,
-        namespace: str,
-        plural: str,
-        name: str,
-        *,
-        _request_timeout: Timeout = ...,
-    ) -> Any: ...
-
-
-class CoreV1Api(Protocol):
-    def list_namespaced_pod(
-        self, namespace: str, *, label_selector: str | None = ..., _request_timeout: Timeout = ...
-    ) -> Any: ...
-
-    def read_namespaced_pod_log(
-        self,
-        name: str,
-        namespace: str,
-        *,
-        container: str | None = ...,
-        _request_timeout: Timeout = ...,
-    ) -> Any: ...
-
-
-@dataclass(frozen=True)
-class KubernetesApis:
-    custom: CustomObjectsApi
-    core: CoreV1Api
-    # API objects -> the JSON shape (camelCase keys) that mlcc.deploy.verify reads.
-    to_dict: Callable[[Any], Any]
-    request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S  # every request's, connect and read
-    cluster: Cluster | None = None  # the deploy wait's reads (--wait), on the same client
-
-    @property
-    def timeout(self) -> Timeout:
-        return (self.request_timeout_s, self.request_timeout_s)
-
-
-ApiFactory = Callable[[str | None, str | None], KubernetesApis]
 
 
 class UsageError(Exception):
@@ -134,11 +73,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(run=run)
 
 
-def run(
-    args: argparse.Namespace,
-    api_factory: ApiFactory | None = None,
-    wait_timings: WaitSettings | None = None,
-) -> int:
+def run(args: argparse.Namespace, wait_timings: WaitSettings | None = None) -> int:
     try:
         config, region = _load_config(args.project_dir, args.stack)
     except UsageError as error:
@@ -161,23 +96,18 @@ def run(
     try:
         # The exec plugin's limit is within --timeout too: no read outlasts the wait.
         plugin_s = min(EXEC_PLUGIN_TIMEOUT_S, (args.timeout or 1e9) * 60) if args.wait else None
-        factory = api_factory or partial(
-            kubernetes_apis, request_timeout_s=args.request_timeout, exec_timeout_s=plugin_s
-        )
-        apis = factory(args.kubeconfig, args.context)
+        cluster = kube_cluster(args.kubeconfig, args.context, args.request_timeout, plugin_s)
     except Exception as error:  # the client's ConfigException and file errors alike
         line = kube_access_error(args.kubeconfig, config.stack, region, error)
         print(printable(line), file=sys.stderr)
         return EXIT_FAILED
     if args.wait:
         minutes = args.timeout or config.deploy_wait.timeout_minutes
-        if apis.cluster is None or not verify_wait.wait(
-            apis.cluster, namespace, endpoints, minutes, wait_timings
-        ):
+        if not verify_wait.wait(cluster, namespace, endpoints, minutes, wait_timings):
             return EXIT_FAILED
     live = _live_checks(args, region, namespace, endpoints) if verify_live.wanted(args) else {}
     passed = [
-        _verify_one(apis, namespace, endpoint, len(endpoints) > 1, live.get(endpoint.name))
+        _verify_one(cluster, namespace, endpoint, len(endpoints) > 1, live.get(endpoint.name))
         for endpoint in endpoints
     ]
     return EXIT_OK if all(passed) else EXIT_FAILED
@@ -195,7 +125,7 @@ def _live_checks(
 
 
 def _verify_one(
-    apis: KubernetesApis,
+    cluster: Cluster,
     namespace: str,
     endpoint: EndpointConfig,
     headed: bool,
@@ -203,12 +133,13 @@ def _verify_one(
 ) -> bool:
     """Print one endpoint's checks (under its name when the stack has several)."""
     try:
-        observed, notes = observe(apis, namespace, endpoint.name)
+        observed, notes = verify_reads.observe(cluster, namespace, endpoint.name)
         checks = [*verify_endpoint(observed, expectation_for(endpoint)), *notes]
     except ClusterError as error:
         checks = [Check("cluster", False, str(error))]
     except (AttributeError, TypeError, KeyError, ValueError) as error:
-        # An answer shaped unlike the API's objects (a list where a status map belongs, ...).
+        # Never seen: every answer is typed by mlcc/deploy/shapes.py (and fuzzed by
+        # tests/deploy/test_kube_fuzz.py); a case no one foresaw is still one line.
         reason = " ".join(f"{type(error).__name__}: {error}".split())[:200]
         checks = [Check("cluster", False, f"the Kubernetes API's answer is malformed: {reason}")]
     checks += [live] if live is not None else []
@@ -261,110 +192,15 @@ def _only_stack(project_dir: Path) -> str:
     return stacks[0]
 
 
-def observe(apis: KubernetesApis, namespace: str, name: str) -> tuple[Observed, list[Check]]:
-    """Everything the checks need, fetched once; a missing endpoint stops there. Through the
-    deploy wait's bounded reads (`apis.cluster`) when there is a real client, and a FAIL check
-    for each field of the wrong type and for what was not read."""
-    if apis.cluster is not None:
-        return verify_reads.observe(apis.cluster, namespace, name)
-    endpoint = _get_endpoint(apis, namespace, name)
-    if endpoint is None:
-        return Observed(namespace, name, None), []
-    selector = pod_selector(endpoint)
-    if selector:
-        pods = _list_pods(apis, namespace, label_selector=selector)
-        how = f"selector {selector}"
-    else:
-        pods = endpoint_pods(_list_pods(apis, namespace), endpoint, name)
-        how = unselected_pods_how(endpoint, name)
-    worker_image = (endpoint.get("spec") or {}).get("worker", {}).get("image")
-    logs, log_errors = _read_logs(apis, namespace, pods, worker_image)
-    return Observed(namespace, name, endpoint, pods, how, logs, log_errors), []
-
-
-def _get_endpoint(apis: KubernetesApis, namespace: str, name: str) -> dict[str, Any] | None:
-    try:
-        found = within(
-            apis.request_timeout_s,
-            apis.custom.get_namespaced_custom_object,
-            GROUP,
-            VERSION,
-            namespace,
-            PLURAL,
-            name,
-            _request_timeout=apis.timeout,
-        )
-    except Exception as error:
-        if getattr(error, "status", None) == 404:
-            return None
-        reason = api_reason(error, apis.request_timeout_s)
-        raise ClusterError(f"cannot read {PLURAL}/{name} in {namespace}: {reason}") from None
-    if not isinstance(found, Mapping):
-        raise ClusterError(f"cannot read {PLURAL}/{name} in {namespace}: the answer is no object")
-    return dict(found)
-
-
-def _list_pods(
-    apis: KubernetesApis, namespace: str, label_selector: str | None = None
-) -> list[Mapping[str, Any]]:
-    try:
-        pod_list = apis.to_dict(
-            within(
-                apis.request_timeout_s,
-                apis.core.list_namespaced_pod,
-                namespace,
-                label_selector=label_selector,
-                _request_timeout=apis.timeout,
-            )
-        )
-    except Exception as error:
-        reason = api_reason(error, apis.request_timeout_s)
-        raise ClusterError(f"cannot list pods in {namespace}: {reason}") from None
-    return list(pod_list.get("items") or [])
-
-
-def _read_logs(
-    apis: KubernetesApis, namespace: str, pods: list[Mapping[str, Any]], worker_image: str | None
-) -> tuple[dict[str, str], dict[str, str]]:
-    logs: dict[str, str] = {}
-    errors: dict[str, str] = {}
-    for pod in pods:
-        container = worker_container(pod, worker_image)
-        if container is None:
-            continue
-        name = pod_name(pod)
-        try:
-            logs[name] = str(
-                within(
-                    apis.request_timeout_s,
-                    apis.core.read_namespaced_pod_log,
-                    name,
-                    namespace,
-                    container=container["name"],
-                    _request_timeout=apis.timeout,
-                )
-            )
-        except Exception as error:
-            errors[name] = api_reason(error, apis.request_timeout_s)
-    return logs, errors
-
-
-def kubernetes_apis(
+def kube_cluster(
     kubeconfig: str | None,
     context: str | None,
     request_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S,
     exec_timeout_s: float | None = None,
-) -> KubernetesApis:
-    """The official client, configured from --kubeconfig, $KUBECONFIG, ~/.kube/config, or the
-    pod's service account when run inside the cluster without a kubeconfig; a failing exec
-    plugin is one AccessError line naming it (mlcc.deploy.cluster)."""
-    from kubernetes import client
-
+) -> Cluster:
+    """The bounded reads (mlcc/deploy/cluster.py) through the official client, configured from
+    --kubeconfig, $KUBECONFIG, ~/.kube/config, or the pod's service account when run inside the
+    cluster without a kubeconfig; a failing exec plugin is one AccessError line naming it
+    (mlcc/deploy/kubeconfig.py)."""
     api = api_client(kubeconfig, context, exec_timeout_s or EXEC_PLUGIN_TIMEOUT_S)
-    return KubernetesApis(
-        custom=client.CustomObjectsApi(api),
-        core=client.CoreV1Api(api),
-        to_dict=api.sanitize_for_serialization,
-        request_timeout_s=request_timeout_s,
-        cluster=Cluster(api, request_timeout_s),
-    )
+    return Cluster(api, request_timeout_s)

@@ -32,7 +32,7 @@ def _observe(cluster: Cluster, namespace: str, name: str) -> tuple[Observed, lis
     endpoint, malformed = shapes.well_typed(found, shapes.ENDPOINT, "")
     selector = pod_selector(endpoint)
     listing = cluster.pods(namespace, selector)
-    typed = [shapes.typed_pod(pod, i) for i, pod in enumerate(listing.items)]
+    typed = shapes.typed_pods(listing.items)
     if selector:
         how = f"selector {selector}"
     else:
@@ -52,11 +52,12 @@ def _observe(cluster: Cluster, namespace: str, name: str) -> tuple[Observed, lis
         if len(logs) + len(errors) >= MAX_LOGS:
             errors[pod_id] = f"not read (at most {MAX_LOGS} logs are read)"
             continue
-        text = cluster.log(namespace, pod_id, str(container.get("name") or ""), previous=False)
-        if text is None:
-            errors[pod_id] = "the API gave no log (none yet, or it could not be read in time)"
-        else:
-            logs[pod_id] = text
+        try:
+            logs[pod_id] = cluster.read_log(
+                namespace, pod_id, str(container.get("name") or ""), False
+            )
+        except ApiError as error:
+            errors[pod_id] = str(error).removeprefix(f"cannot read the log of {pod_id}: ")
     notes = [Check("answer", False, f"unknown: {note}") for note in malformed]
     if listing.unread:
         notes.append(Check("pods", False, f"not read: {listing.unread}"))

@@ -1,4 +1,5 @@
-"""One bounded reader for every answer of the Kubernetes API (docs/deploy.md, "Limits").
+"""One bounded reader for every answer of the Kubernetes API (docs/deploy.md, "Limits"), and
+the deadline of every request (`within`, at most MAX_UNFINISHED of them left running).
 
 An answer is read a chunk at a time from the open response, never whole: at most `limit`
 bytes, and never past the request's deadline, so an answer of gigabytes, one that never ends
@@ -10,6 +11,7 @@ deep inside the client.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -36,6 +38,76 @@ class AnswerError(Exception):
 class DeadlineExceeded(AnswerError):
     def __init__(self, seconds: float) -> None:
         super().__init__(f"no complete answer within {seconds:g} s")
+
+
+MAX_UNFINISHED = 4  # request threads given up at their deadline and still running
+
+
+class Unfinished:
+    """The requests given up at their deadline whose threads still run: a server that trickles
+    its headers a byte at a time keeps each one (and its socket) until it has sent them all. At
+    most `most` of them; past it, no request is sent until one ends (one line, which the wait
+    treats as a failure that may heal), so a long wait against such a server holds a bounded
+    number of threads and sockets."""
+
+    def __init__(self, most: int = MAX_UNFINISHED) -> None:
+        self.most = most
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+
+    def admit(self) -> None:
+        with self._lock:
+            self._threads = [t for t in self._threads if t.is_alive()]
+            if len(self._threads) >= self.most:
+                raise AnswerError(
+                    f"the Kubernetes API has not finished {len(self._threads)} earlier requests: "
+                    "none is sent until one of them ends (each was given up at its deadline)"
+                )
+
+    def add(self, thread: threading.Thread) -> None:
+        with self._lock:
+            self._threads.append(thread)
+
+    def alive(self) -> int:
+        with self._lock:
+            return sum(t.is_alive() for t in self._threads)
+
+
+def within(
+    seconds: float,
+    request: Callable[..., Any],
+    *args: Any,
+    unfinished: Unfinished | None = None,
+    **kwargs: Any,
+) -> Any:
+    """`request(...)`, or DeadlineExceeded once it has run `seconds` (twice for connect + read).
+
+    The client's timeouts bound each socket operation, not the answer: a server trickling its
+    headers a byte at a time would hold a request forever. The request runs in a daemon thread,
+    given up at the deadline and counted in `unfinished` until it ends (AnswerError, before
+    anything is sent, when `unfinished` holds its most already).
+    """
+    if unfinished is not None:
+        unfinished.admit()
+    result: list[Any] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            result.append(request(*args, **kwargs))
+        except BaseException as error:  # re-raised in the caller's thread
+            failure.append(error)
+
+    worker = threading.Thread(target=run, daemon=True, name="kubernetes-request")
+    worker.start()
+    worker.join(2 * seconds)
+    if worker.is_alive():
+        if unfinished is not None:
+            unfinished.add(worker)
+        raise DeadlineExceeded(2 * seconds)
+    if failure:
+        raise failure[0]
+    return result[0]
 
 
 def size(limit: int) -> str:

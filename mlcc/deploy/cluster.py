@@ -13,7 +13,6 @@ inside the functions, so callers start without it.
 from __future__ import annotations
 
 import copy
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,8 +22,10 @@ from mlcc.deploy.answers import (
     AnswerError,
     DeadlineExceeded,
     Response,
+    Unfinished,
     json_object,
     read_bounded,
+    within,
 )
 from mlcc.deploy.kubeconfig import AccessError
 from mlcc.deploy.snapshot import items_of, mapping, one_line
@@ -112,31 +113,6 @@ def _retry_after(headers: Any) -> float | None:
     return min(value, MAX_RETRY_AFTER_S) if value >= 0 else None
 
 
-def within(seconds: float, request: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """`request(...)`, or DeadlineExceeded once it has run `seconds` (twice for connect + read).
-
-    The client's timeouts bound each socket operation, not the answer: a server trickling its
-    headers a byte at a time would hold a request forever. The request runs in a daemon thread.
-    """
-    result: list[Any] = []
-    failure: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            result.append(request(*args, **kwargs))
-        except BaseException as error:  # re-raised in the caller's thread
-            failure.append(error)
-
-    worker = threading.Thread(target=run, daemon=True, name="kubernetes-request")
-    worker.start()
-    worker.join(2 * seconds)
-    if worker.is_alive():
-        raise DeadlineExceeded(2 * seconds)
-    if failure:
-        raise failure[0]
-    return result[0]
-
-
 class Cluster:
     """The reads the deploy wait makes, each with `request_timeout_s`; results as JSON dicts."""
 
@@ -150,6 +126,7 @@ class Cluster:
         self.timeout_s = request_timeout_s
         self._clock = clock
         self._until: float | None = None
+        self.unfinished = Unfinished()  # shared by the copies `until` makes
 
     def until(self, deadline: float) -> Cluster:
         """The same reads, none of them lasting past `deadline` (of `clock`)."""
@@ -188,7 +165,8 @@ class Cluster:
             )
 
         try:
-            answer = within(seconds, send)  # `send` runs the exec plugin when the token expired
+            # `send` runs the exec plugin when the token expired
+            answer = within(seconds, send, unfinished=self.unfinished)
         except AccessError as error:  # it failed (mlcc.deploy.kubeconfig.loader): one line
             raise ApiError(f"cannot {what}: {error}", final=True) from None
         except Exception as error:
@@ -248,6 +226,7 @@ class Cluster:
         for _ in range(MAX_PAGES):
             paging = [("limit", page), *([("continue", token)] if token else [])]
             answer = self._json(what, path, [*query, *paging])
+            before = len(found)
             listed = items_of(answer.get("items"))
             skipped += len(answer.get("items") or []) - len(listed) if _is_list(answer) else 0
             found.extend(dict(item) for item in listed)
@@ -262,9 +241,9 @@ class Cluster:
             token = following if isinstance(following, str) else ""
             if not token:
                 return Listing(found, _skipped(skipped, noun))
-            if token in seen:
+            if token in seen:  # this page's items may be the last one's again: left out
                 return Listing(
-                    found, f"{noun} after the first {len(found)} (the API repeated a page)"
+                    found[:before], f"{noun} after the first {before} (the API repeated a page)"
                 )
             seen.add(token)
         left = metadata.get("remainingItemCount")
@@ -285,7 +264,16 @@ class Cluster:
 
     def log(self, namespace: str, pod: str, container: str, previous: bool) -> str | None:
         """The container's log as text (bad bytes replaced), or None when there is none: the
-        head of a running container's log, the tail of a crashed run's."""
+        head of a running container's log, the tail of a crashed run's. 401/403 is ApiError."""
+        try:
+            return self.read_log(namespace, pod, container, previous)
+        except ApiError as error:
+            if error.permanent:
+                raise
+            return None
+
+    def read_log(self, namespace: str, pod: str, container: str, previous: bool) -> str:
+        """`log`, or ApiError saying why there is none (refused, cut short, too slow)."""
         limit = PREVIOUS_LOG_BYTES if previous else LOG_LIMIT_BYTES
         query: list[tuple[str, object]] = [
             ("container", container),
@@ -295,15 +283,13 @@ class Cluster:
         ]
         path = f"/api/v1/namespaces/{_part(namespace)}/pods/{_part(pod)}/log"
         what = f"read the log of {pod}"
+        response, deadline = self._open(what, path, query)
         try:
-            response, deadline = self._open(what, path, query)
-            body, _ = read_bounded(response, limit, deadline, cut=True, clock=self._clock)
-        except ApiError as error:
-            if error.permanent:
-                raise
-            return None
-        except Exception:  # cut short, or too slow: read again next round
-            return None
+            body, _ = read_bounded(
+                response, limit, deadline, cut=True, clock=self._clock, seconds=2 * self.timeout_s
+            )
+        except Exception as error:  # cut short, or too slow: read again next round
+            raise ApiError(f"cannot {what}: {api_reason(error, self.timeout_s)}") from None
         return body.decode("utf-8", errors="replace")
 
     def wait_for_change(

@@ -10,7 +10,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from mlcc.deploy import verify
-from mlcc.deploy.snapshot import LogRequest, Sign, Snapshot, Target, explaining_lines, one_line
+from mlcc.deploy.snapshot import (
+    LogRequest,
+    Sign,
+    Snapshot,
+    Target,
+    explaining_lines,
+    in_time_order,
+    moment,
+    one_line,
+)
 
 OOM_KILLED = "OOMKilled"
 CRASH_LOOP = "CrashLoopBackOff"
@@ -83,21 +92,30 @@ def logs_wanted(
     return wanted
 
 
-def _events_of(events: Sequence[Mapping[str, Any]], name: str) -> list[Mapping[str, Any]]:
-    mine = [e for e in events if (e.get("involvedObject") or {}).get("name") == name]
-    return sorted(mine, key=_event_time)
+def _events_of(snapshot: Snapshot, name: str) -> list[Mapping[str, Any]]:
+    """The events about `name`, in time order (those of no believable time first)."""
+    mine = [e for e in snapshot.events if (e.get("involvedObject") or {}).get("name") == name]
+    return _in_order(mine, snapshot.read_at)
 
 
-def _event_time(event: Mapping[str, Any]) -> str:
+def _in_order(events: Sequence[Mapping[str, Any]], now: float | None) -> list[Mapping[str, Any]]:
+    return [events[i] for i in in_time_order([_event_time(e, now) for e in events])]
+
+
+def _event_time(event: Mapping[str, Any], now: float | None) -> float | None:
+    """When the event was last seen: the newest of its times that is one (lastTimestamp for the
+    kubelet's and the scheduler's events, eventTime for events.k8s.io, else its creation)."""
     created = (event.get("metadata") or {}).get("creationTimestamp")
-    return str(event.get("lastTimestamp") or event.get("eventTime") or created or "")
+    times = [moment(v, now) for v in (event.get("lastTimestamp"), event.get("eventTime"), created)]
+    known = [t for t in times if t is not None]
+    return max(known) if known else None
 
 
 def last_event(snapshot: Snapshot, names: Iterable[str]) -> str | None:
-    relevant = [e for name in names for e in _events_of(snapshot.events, name)]
+    relevant = [e for name in names for e in _events_of(snapshot, name)]
     if not relevant:
         return None
-    event = max(relevant, key=_event_time)
+    event = _in_order(relevant, snapshot.read_at)[-1]
     return one_line(f"{event.get('reason', '?')}: {event.get('message', '')}", 200)
 
 
@@ -181,6 +199,6 @@ def _unschedulable(pod: Mapping[str, Any], snapshot: Snapshot) -> str | None:
     for condition in status.get("conditions") or []:
         if condition.get("type") == "PodScheduled" and condition.get("reason") == UNSCHEDULABLE:
             return one_line(str(condition.get("message") or "no node fits"), 240)
-    failed = [e for e in _events_of(snapshot.events, verify.pod_name(pod))]
+    failed = _events_of(snapshot, verify.pod_name(pod))
     failed = [e for e in failed if e.get("reason") == "FailedScheduling"]
     return one_line(str(failed[-1].get("message") or ""), 240) if failed else None

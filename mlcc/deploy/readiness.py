@@ -83,15 +83,15 @@ def _int(value: object, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
-def operator_message(endpoint: Mapping[str, Any]) -> str:
+def operator_message(endpoint: Mapping[str, Any], now: float | None = None) -> str:
     """What the operator says about its state: the deployment status, else the conditions (the
-    newest failing one, else the newest with a message)."""
+    newest failing one, else the newest with a message; `now`: the reader's wall clock)."""
     status = _status(endpoint)
     deployment = status.get("deploymentStatus")
     deployment = deployment if isinstance(deployment, Mapping) else {}
     parts = [str(deployment[k]) for k in ("reason", "message") if deployment.get(k)]
     if not parts:
-        return conditions_message(status)
+        return conditions_message(status, now)
     return one_line(": ".join(parts))
 
 
@@ -116,7 +116,7 @@ def read(target: Target, snapshot: Snapshot) -> Reading:
     signs = pod_signs(target, snapshot)
     failed = _failed_state(status)
     if failed and observed:
-        signs.insert(0, _failed_sign(target, endpoint, failed, signs))
+        signs.insert(0, _failed_sign(target, snapshot, failed, signs))
     if not observed:
         return Reading(progress, False, tuple(signs), "the operator to observe the new spec")
     awaited = _state_awaited(status)
@@ -127,7 +127,7 @@ def read(target: Target, snapshot: Snapshot) -> Reading:
         return Reading(progress, False, tuple(signs), unknown)
     if len(ready) < desired:
         return Reading(progress, False, tuple(signs), f"{desired} ready replicas")
-    failure, pending = registration_signs(endpoint.get("spec") or {}, status)
+    failure, pending = registration_signs(endpoint.get("spec") or {}, status, snapshot.read_at)
     if failure:
         signs.insert(0, Sign("registration", f"{target.where}: {failure}", immediate=True))
     if failure or pending:
@@ -204,10 +204,9 @@ def _progress(
     return f"{target.where}: {shown}, {ready}/{wanted} replicas ready{tail}"
 
 
-def _failed_sign(
-    target: Target, endpoint: Mapping[str, Any], failed: str, pod_signs: list[Sign]
-) -> Sign:
-    said = operator_message(endpoint) or "the operator gave no message"
+def _failed_sign(target: Target, snapshot: Snapshot, failed: str, pod_signs: list[Sign]) -> Sign:
+    assert snapshot.endpoint is not None
+    said = operator_message(snapshot.endpoint, snapshot.read_at) or "the operator gave no message"
     cause = f"; {pod_signs[0].message.removeprefix(target.where + ': ')}" if pod_signs else ""
     advice = "" if pod_signs else f"; {_FAILED_ADVICE}"
     return Sign(FAILED_STATE, f"{target.where} is {failed}: {said}{cause}{advice}", immediate=True)

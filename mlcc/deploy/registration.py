@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from mlcc.deploy.snapshot import dotted, one_line
+from mlcc.deploy.snapshot import dotted, in_time_order, mapping, moment, one_line
 from mlcc.facts.operator import (
     CONDITION_FAILING,
     DNS_HEALTH,
@@ -43,13 +43,13 @@ class Registrations:
 
 
 def registrations(spec: Mapping[str, Any]) -> Registrations:
-    routing = spec.get(ROUTING_FIELD) or {}
-    dns = spec.get("dnsConfig") or {}
+    routing = mapping(spec.get(ROUTING_FIELD))
+    dns = mapping(spec.get("dnsConfig"))
     return Registrations(
         sagemaker_endpoint=(spec.get("endpointName") or NO_SAGEMAKER_ENDPOINT)
         != NO_SAGEMAKER_ENDPOINT,
-        dns_record=bool(dns.get("hostedZoneId")) if isinstance(dns, Mapping) else False,
-        routing=routing.get("routingStrategy") if routing.get("enabled") else None,
+        dns_record=bool(dns.get("hostedZoneId")),
+        routing=routing.get("routingStrategy") if routing.get("enabled") is True else None,
     )
 
 
@@ -79,20 +79,22 @@ def unlisted(field: StateField, value: object) -> str:
     return f"{field.ready[0]} ({field.path} is '{shown(value)}', a state no source lists)"
 
 
-def conditions_message(status: Mapping[str, Any]) -> str:
+def conditions_message(status: Mapping[str, Any], now: float | None = None) -> str:
     """The operator's words in status.conditions: the newest failing condition, else the newest
-    with a message (`reason: message`)."""
+    with a message (`reason: message`); newest by lastTransitionTime, a condition of no
+    believable time (`moment`, `now` the reader's wall clock) older than any other."""
     conditions = [
         c for c in status.get("conditions") or [] if isinstance(c, Mapping) and c.get("message")
     ]
-    newest = sorted(conditions, key=lambda c: str(c.get("lastTransitionTime") or ""))
+    times = [moment(c.get("lastTransitionTime"), now) for c in conditions]
+    newest = [conditions[i] for i in in_time_order(times)]
     failing = [c for c in newest if str(c.get("status")) == CONDITION_FAILING]
     chosen = failing[-1:] or newest[-1:]
     return one_line(": ".join(str(c[k]) for c in chosen for k in ("reason", "message") if c.get(k)))
 
 
 def registration_signs(
-    spec: Mapping[str, Any], status: Mapping[str, Any]
+    spec: Mapping[str, Any], status: Mapping[str, Any], now: float | None = None
 ) -> tuple[str | None, str | None]:
     """(failure, what is still awaited) of the registrations the spec asks for.
 
@@ -103,14 +105,14 @@ def registration_signs(
     wanted = registrations(spec)
     failure, pending = None, None
     if wanted.sagemaker_endpoint:
-        failure, pending = _sagemaker(status)
+        failure, pending = _sagemaker(status, now)
     if failure is None and wanted.dns_record:
         dns_failure, dns_pending = _dns(status)
         failure, pending = dns_failure, pending or dns_pending
     return failure, None if failure else pending
 
 
-def _sagemaker(status: Mapping[str, Any]) -> tuple[str | None, str | None]:
+def _sagemaker(status: Mapping[str, Any], now: float | None) -> tuple[str | None, str | None]:
     state = field_value(status, SAGEMAKER_STATE)
     match standing(SAGEMAKER_STATE, state):
         case "ready":
@@ -121,7 +123,7 @@ def _sagemaker(status: Mapping[str, Any]) -> tuple[str | None, str | None]:
                 f"({SAGEMAKER_STATE.path} not written yet)"
             )
         case "failed":
-            said = conditions_message(status) or "the operator gave no message"
+            said = conditions_message(status, now) or "the operator gave no message"
             return (
                 f"its SageMaker endpoint registration is {shown(state)}: {said}; {_OPERATOR_LOG}, "
                 "or set hp:sagemakerEndpoint: false to serve without one",

@@ -4,18 +4,42 @@ InferenceEndpointConfig CRD in schemas/crds/).
 
 `well_typed` returns a copy in which every such field has its type, or is absent, and one note
 per field that had another type (`status.replicas: a str ('3'), not an integer`): the reading
-shows those as unknown, with the note, and never concludes from them (docs/deploy.md). Fields
-no reader reads are kept as they are. Pure; iterative, so no nesting ends in a RecursionError.
+shows those as unknown, with the note, and never concludes from them (docs/deploy.md). A count
+is also checked against its range (`Whole`: the API reference's int32/int64, and never below 0
+for a count), so no figure shown is one the API could not have meant. Fields no reader reads
+are kept as they are. Pure; iterative, so no nesting ends in a RecursionError.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-Shape = type | tuple[type, ...] | dict[str, "Shape"] | list["Shape"]
+from mlcc.manifest.operator import ROUTING_FIELD
 
-_STR, _INT, _BOOL = str, int, bool
+
+@dataclass(frozen=True)
+class Whole:
+    """A whole number from `low` to `high` (a JSON number of another kind, or out of range, is
+    not one)."""
+
+    low: int
+    high: int
+
+
+Shape = type | Whole | dict[str, "Shape"] | list["Shape"]
+
+_STR, _BOOL = str, bool
+_INT32, _INT64 = 2**31 - 1, 2**63 - 1
+# core/v1 ContainerStatus.restartCount and ContainerStateTerminated.exitCode are int32;
+# ObjectMeta.generation int64 (Kubernetes API reference). A count is never negative.
+_RESTARTS, _EXIT_CODE = Whole(0, _INT32), Whole(-_INT32 - 1, _INT32)
+_GENERATION = Whole(0, _INT64)
+# The CRD (schemas/crds/inferenceendpointconfigs.yaml): spec.replicas and
+# autoScalingSpec.minReplicaCount are int32 (minReplicaCount `minimum: 0`), a Deployment's
+# replicas are never negative; status.observedGeneration is int64.
+_REPLICAS = Whole(0, _INT32)
 _CONDITION: Shape = {
     "type": _STR,
     "status": _STR,
@@ -25,14 +49,14 @@ _CONDITION: Shape = {
 }
 _CONTAINER_STATE: Shape = {
     "waiting": {"reason": _STR, "message": _STR},
-    "terminated": {"exitCode": _INT, "reason": _STR, "message": _STR},
+    "terminated": {"exitCode": _EXIT_CODE, "reason": _STR, "message": _STR},
     "running": {"startedAt": _STR},
 }
 _CONTAINER_STATUS: Shape = {
     "name": _STR,
     "image": _STR,
     "ready": _BOOL,
-    "restartCount": _INT,
+    "restartCount": _RESTARTS,
     "state": _CONTAINER_STATE,
     "lastState": _CONTAINER_STATE,
 }
@@ -40,13 +64,18 @@ _METADATA: Shape = {
     "name": _STR,
     "namespace": _STR,
     "uid": _STR,
-    "generation": _INT,
+    "generation": _GENERATION,
     "resourceVersion": _STR,
     "deletionTimestamp": _STR,
     "creationTimestamp": _STR,
     "labels": dict,
 }
-_CONTAINER: Shape = {"name": _STR, "image": _STR, "env": [{"name": _STR}], "envFrom": list}
+_CONTAINER: Shape = {
+    "name": _STR,
+    "image": _STR,
+    "env": [{"name": _STR, "value": _STR}],
+    "envFrom": list,
+}
 POD: Shape = {
     "metadata": _METADATA,
     "spec": {"containers": [_CONTAINER], "initContainers": [_CONTAINER]},
@@ -69,15 +98,16 @@ EVENT: Shape = {
 ENDPOINT: Shape = {
     "metadata": _METADATA,
     "spec": {
-        "replicas": _INT,
+        "replicas": _REPLICAS,
         "endpointName": _STR,
-        "autoScalingSpec": {"minReplicaCount": _INT},
-        "worker": {"image": _STR, "environmentVariables": [{"name": _STR}]},
+        "autoScalingSpec": {"minReplicaCount": _REPLICAS},
+        "worker": {"image": _STR, "environmentVariables": [{"name": _STR, "value": _STR}]},
         "dnsConfig": {"hostedZoneId": _STR},
+        ROUTING_FIELD: {"enabled": _BOOL, "routingStrategy": _STR},
     },
     "status": {
         "state": _STR,
-        "observedGeneration": _INT,
+        "observedGeneration": _GENERATION,
         "selector": _STR,
         "conditions": [_CONDITION],
         "deploymentStatus": {
@@ -99,6 +129,8 @@ def _what(value: object) -> str:
         return "null"
     if isinstance(value, (dict, list)):
         return f"a {'map' if isinstance(value, dict) else 'list'}"
+    if isinstance(value, int) and not -(10**40) < value < 10**40:
+        return "int (of more than 40 digits)"  # repr fails past 4,300 digits
     shown = repr(value)
     return f"{type(value).__name__} ({shown[:40]}{'...' if len(shown) > 40 else ''})"
 
@@ -108,8 +140,10 @@ def _fits(value: object, shape: Shape) -> bool:
         return isinstance(value, dict)
     if isinstance(shape, list):
         return isinstance(value, list)
-    if shape is int and isinstance(value, bool):
-        return False
+    if isinstance(shape, Whole):
+        if not isinstance(value, int) or isinstance(value, bool):
+            return False
+        return shape.low <= value <= shape.high
     return isinstance(value, shape)
 
 
@@ -118,7 +152,9 @@ def _expected(shape: Shape) -> str:
         return "a map"
     if isinstance(shape, list):
         return "a list"
-    return _KIND.get(shape, "another type") if isinstance(shape, type) else "another type"
+    if isinstance(shape, Whole):
+        return f"a whole number from {shape.low} to {shape.high}"
+    return _KIND.get(shape, "another type")
 
 
 def well_typed(found: object, shape: Shape, where: str) -> tuple[dict[str, Any], list[str]]:
@@ -168,6 +204,23 @@ def typed_pod(found: Mapping[str, Any], index: int) -> tuple[dict[str, Any], lis
     return well_typed(found, POD, f"pod {name}" if isinstance(name, str) else f"pods[{index}]")
 
 
+def typed_pods(found: Sequence[Mapping[str, Any]]) -> list[tuple[dict[str, Any], list[str]]]:
+    """Each pod of a list typed, with its notes; a pod without a name is noted, and a name
+    listed again (an API that changed its answer between pages) is one pod, noted: every
+    count is of distinct pods, and none is concluded from a list that contradicts itself."""
+    typed: dict[str | int, tuple[dict[str, Any], list[str]]] = {}  # by name, else index
+    for index, pod in enumerate(found):
+        one, notes = typed_pod(pod, index)
+        name = one.get("metadata", {}).get("name")
+        if not name:
+            typed[index] = (one, [*notes, f"pods[{index}]: metadata.name: absent"])
+        elif name in typed:
+            typed[name][1].append(f"pod {name}: listed more than once")
+        else:
+            typed[name] = (one, notes)
+    return list(typed.values())
+
+
 _HOLE = object()
 
 
@@ -184,4 +237,4 @@ def _drop_holes(root: dict[str, Any]) -> None:
                 stack.append(child)
 
 
-__all__ = ["ENDPOINT", "EVENT", "POD", "Shape", "typed_pod", "well_typed"]
+__all__ = ["ENDPOINT", "EVENT", "POD", "Shape", "Whole", "typed_pod", "typed_pods", "well_typed"]

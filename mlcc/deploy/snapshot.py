@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from mlcc.deploy.verify import Expectation
@@ -20,6 +21,13 @@ _EXPLAINING = re.compile(
     r"mlcc-serve: error:|\b[A-Za-z_.]*(?:Error|Exception)\b|out of memory", re.IGNORECASE
 )
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# metav1.Time and MicroTime as the API writes them: RFC 3339, seconds or microseconds, a zone.
+_RFC3339 = re.compile(
+    r"(?P<date>\d{4}-\d{2}-\d{2})[Tt](?P<time>\d{2}:\d{2}:\d{2})(?:\.(?P<fraction>\d{1,9}))?"
+    r"(?P<zone>[Zz]|[+-]\d{2}:\d{2})"
+)
+# How far past the reader's clock a time may be and still be believed (clocks differ).
+FUTURE_SKEW_S = 3600.0
 
 
 def dotted(found: object, path: str) -> object:
@@ -28,6 +36,30 @@ def dotted(found: object, path: str) -> object:
     for part in path.split("."):
         found = found.get(part) if isinstance(found, Mapping) else None
     return found
+
+
+def moment(value: object, now: float | None = None) -> float | None:
+    """Seconds since the epoch of a time the API wrote, or None when it is none: not text, not
+    RFC 3339 (a time without a zone is ambiguous), no date, or more than FUTURE_SKEW_S past
+    `now` (the reader's wall clock, when given)."""
+    found = _RFC3339.fullmatch(value) if isinstance(value, str) else None
+    if found is None:
+        return None
+    zone = "+00:00" if found["zone"] in ("Z", "z") else found["zone"]
+    fraction = f".{found['fraction'][:6]}" if found["fraction"] else ""
+    try:
+        seconds = datetime.fromisoformat(
+            f"{found['date']}T{found['time']}{fraction}{zone}"
+        ).timestamp()
+    except (ValueError, OverflowError):  # 2026-13-45, year 0, ...
+        return None
+    return None if now is not None and seconds > now + FUTURE_SKEW_S else seconds
+
+
+def in_time_order(times: Sequence[float | None]) -> list[int]:
+    """The indexes of `times` in order: those unknown first (in their order), then the known
+    ones oldest to newest; the last is the newest known, never one of unknown time."""
+    return sorted(range(len(times)), key=lambda i: (times[i] is not None, times[i] or 0.0, i))
 
 
 def mapping(value: object) -> Mapping[str, Any]:
@@ -74,6 +106,7 @@ class Snapshot:
     malformed: Sequence[str] = ()
     unread: Sequence[str] = ()
     events_unread: Sequence[str] = ()  # only the last event shown depends on them
+    read_at: float | None = None  # the reader's wall clock (epoch seconds): later times are none
 
 
 @dataclass(frozen=True)

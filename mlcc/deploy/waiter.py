@@ -81,7 +81,7 @@ def observe(cluster: Cluster, target: Target, seen: LogsSeen | None = None) -> S
     selector = endpoint_pods.pod_selector(endpoint)
     listing = cluster.pods(target.namespace, selector)
     unread = [listing.unread] if listing.unread else []
-    typed = [shapes.typed_pod(pod, index) for index, pod in enumerate(listing.items)]
+    typed = shapes.typed_pods(listing.items)
     if not selector:
         mine = {
             id(p) for p in endpoint_pods.endpoint_pods([p for p, _ in typed], endpoint, target.name)
@@ -113,7 +113,14 @@ def observe(cluster: Cluster, target: Target, seen: LogsSeen | None = None) -> S
             if verify.engine_config_logged(text, target.expectation.engine):
                 seen.keep(request, pods, text)
     return Snapshot(
-        endpoint, pods, events, logs, tuple(malformed), tuple(unread), tuple(events_unread)
+        endpoint,
+        pods,
+        events,
+        logs,
+        tuple(malformed),
+        tuple(unread),
+        tuple(events_unread),
+        read_at=time.time(),  # no time the API wrote is believed past it (snapshot.moment)
     )
 
 

@@ -1,12 +1,13 @@
 """Hostile answers of the local Kubernetes API (fake_kube_api.Behaviour.custom): floods, endless
 logs and lines, lists of thousands, pages that repeat, 410 Gone, 429 with Retry-After, bodies
-that are not JSON. Each route counts the bytes it sent, so a test can prove the client stopped
-reading (bounded memory) from the outcome, not from timings."""
+that are not JSON, headers that never end. Each route counts the bytes it sent, so a test can
+prove the client stopped reading (bounded memory) from the outcome, not from timings."""
 
 from __future__ import annotations
 
 import itertools
 import json
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -120,5 +121,25 @@ def route_of(answers: dict[str, Route]) -> Route:
 
     def route(h: BaseHTTPRequestHandler, path: str, query: dict[str, str], i: int) -> bool:
         return any(r(h, path, query, i) for r in answers.values())
+
+    return route
+
+
+def trickled_headers(seconds: float, stop: threading.Event) -> Route:
+    """Every answer's status line and headers sent a byte every `seconds`, and never ending
+    (until `stop`): no socket read of the client ever waits long enough to time out."""
+
+    def route(h: BaseHTTPRequestHandler, _path: str, _q: dict[str, str], _i: int) -> bool:
+        head = itertools.chain([b"HTTP/1.1 200 OK\r\n"], itertools.repeat(b"X-Slow: yes\r\n"))
+        try:
+            for byte in (bytes([b]) for chunk in head for b in chunk):
+                if stop.wait(seconds):
+                    break
+                h.wfile.write(byte)
+                h.wfile.flush()
+        except OSError:  # the client closed the connection
+            pass
+        h.close_connection = True
+        return True
 
     return route

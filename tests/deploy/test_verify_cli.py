@@ -1,19 +1,22 @@
-"""`mlcc verify` end to end, with the Kubernetes client replaced by a small fake."""
+"""`mlcc verify` end to end, through the real Kubernetes client and the bounded reads of
+mlcc/deploy/cluster.py, against a local Kubernetes API (fake_kube_api.py)."""
 
 from __future__ import annotations
 
 import argparse
 import shutil
-from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 import verify_samples as s
-from kubernetes import client
-from kubernetes.client.exceptions import ApiException
+import yaml
+from fake_kube_api import NAMESPACE, Behaviour, FakeKubeApi, Scene, status_body
+from hostile_kube import send
 
 from mlcc.cli import verify as verify_cli
+from mlcc.deploy.cluster import LOG_LIMIT_BYTES, PAGE_SIZE
 from mlcc.facts.operator import GROUP, PLURAL, VERSION
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -37,89 +40,15 @@ config:
 """
 
 
-def v1_pod(name: str, env: list[dict[str, object]]) -> client.V1Pod:
-    """A pod as the real client returns it (model objects, snake_case attributes)."""
-
-    def container(name: str, image: str, env: list[dict[str, object]]) -> client.V1Container:
-        variables = [
-            client.V1EnvVar(name=str(e["name"]), value=str(e["value"]) if "value" in e else None)
-            for e in env
-        ]
-        return client.V1Container(name=name, image=image, env=variables)
-
-    return client.V1Pod(
-        metadata=client.V1ObjectMeta(name=name, namespace="inference", labels={"app": "hp-dev"}),
-        spec=client.V1PodSpec(
-            containers=[
-                container("nginx", s.SIDECAR_IMAGE, [{"name": "PORT", "value": "80"}]),
-                container("model", s.IMAGE, env),
-            ]
-        ),
-        status=client.V1PodStatus(phase="Running"),
-    )
-
-
-@dataclass
-class FakeCluster:
-    """Answers the three calls `mlcc verify` makes, and records them."""
-
-    endpoint: dict[str, Any] | None
-    pods: list[client.V1Pod]
-    logs: dict[tuple[str, str], str]
-    endpoint_error: ApiException | None = None
-    calls: list[tuple[Any, ...]] = field(default_factory=list)
-
-    def get_namespaced_custom_object(
-        self,
-        group: str,
-        version: str,
-        namespace: str,
-        plural: str,
-        name: str,
-        *,
-        _request_timeout: verify_cli.Timeout | None = None,
-    ) -> dict[str, Any]:
-        self.calls.append(("get", group, version, namespace, plural, name))
-        if self.endpoint_error:
-            raise self.endpoint_error
-        if self.endpoint is None:
-            raise ApiException(status=404, reason="Not Found")
-        return self.endpoint
-
-    def list_namespaced_pod(
-        self,
-        namespace: str,
-        *,
-        label_selector: str | None = None,
-        _request_timeout: verify_cli.Timeout | None = None,
-    ) -> client.V1PodList:
-        self.calls.append(("list", namespace, label_selector))
-        return client.V1PodList(items=self.pods)
-
-    def read_namespaced_pod_log(
-        self,
-        name: str,
-        namespace: str,
-        *,
-        container: str | None = None,
-        _request_timeout: verify_cli.Timeout | None = None,
-    ) -> str:
-        self.calls.append(("log", name, namespace, container))
-        if (name, str(container)) not in self.logs:
-            raise ApiException(status=400, reason="Bad Request")
-        return self.logs[(name, str(container))]
-
-    def factory(self, kubeconfig: str | None, context: str | None) -> verify_cli.KubernetesApis:
-        self.calls.append(("config", kubeconfig, context))
-        serializer = client.ApiClient().sanitize_for_serialization
-        return verify_cli.KubernetesApis(custom=self, core=self, to_dict=serializer)
-
-
-def healthy_cluster(log: str = s.VLLM_EAGLE3_LOG) -> FakeCluster:
+def healthy_scene(log: str = s.VLLM_EAGLE3_LOG) -> Scene:
     env = s.rendered_env()
-    return FakeCluster(
-        endpoint=s.endpoint(env), pods=[v1_pod(POD, env)], logs={(POD, "model"): log}
-    )
+    return Scene(0, s.endpoint(env), [s.pod(POD, env)], logs={(POD, "model", False): log})
+
+
+def paths(api: FakeKubeApi) -> list[tuple[str, dict[str, str]]]:
+    """The requests the API got: each path and its query."""
+    found = [urlparse(r) for r in api.requests]
+    return [(u.path, {k: v[-1] for k, v in parse_qs(u.query).items()}) for u in found]
 
 
 @pytest.fixture
@@ -135,15 +64,20 @@ def parse(*argv: str) -> argparse.Namespace:
     return parser.parse_args(["verify", *argv])
 
 
-def run(cluster: FakeCluster, project: Path, *argv: str) -> int:
-    return verify_cli.run(parse("--project-dir", str(project), *argv), api_factory=cluster.factory)
+def run(api: FakeKubeApi, project: Path, *argv: str, kubeconfig: Path | None = None) -> int:
+    """`mlcc verify` through the real client and a kubeconfig naming the local API."""
+    path = kubeconfig or api.kubeconfig(project / "kubeconfig")
+    return verify_cli.run(parse("--project-dir", str(project), "--kubeconfig", str(path), *argv))
+
+
+ENDPOINT_PATH = f"/apis/{GROUP}/{VERSION}/namespaces/{NAMESPACE}/{PLURAL}/hp-dev"
 
 
 def test_a_healthy_endpoint_prints_pass_lines_and_exits_0(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cluster = healthy_cluster()
-    assert run(cluster, project) == 0
+    with FakeKubeApi([healthy_scene()]) as api:
+        assert run(api, project) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split(":")[0] for line in lines] == [
         "PASS endpoint",
@@ -161,24 +95,45 @@ def test_a_healthy_endpoint_prints_pass_lines_and_exits_0(
 def test_the_cluster_is_asked_for_the_stacks_endpoint_its_pods_and_the_worker_log(
     project: Path,
 ) -> None:
-    cluster = healthy_cluster()
-    run(cluster, project, "--stack", "dev", "--kubeconfig", "/tmp/kc", "--context", "hp")
-    assert cluster.calls == [
-        ("config", "/tmp/kc", "hp"),
-        ("get", GROUP, VERSION, "inference", PLURAL, "hp-dev"),
-        ("list", "inference", "app=hp-dev"),
-        ("log", POD, "inference", "model"),
+    with FakeKubeApi([healthy_scene()]) as api:
+        assert run(api, project, "--stack", "dev") == 0
+    assert paths(api) == [
+        (ENDPOINT_PATH, {}),
+        (
+            f"/api/v1/namespaces/{NAMESPACE}/pods",
+            {"labelSelector": "app=hp-dev", "limit": str(PAGE_SIZE)},
+        ),
+        (
+            f"/api/v1/namespaces/{NAMESPACE}/pods/{POD}/log",
+            {"container": "model", "previous": "false", "limitBytes": str(LOG_LIMIT_BYTES)},
+        ),
     ]
+
+
+def test_the_kubeconfig_context_chosen_is_the_one_used(project: Path) -> None:
+    with FakeKubeApi([healthy_scene()]) as api:
+        kubeconfig = api.kubeconfig(project / "kubeconfig")
+        config = yaml.safe_load(kubeconfig.read_text())
+        # The current context names a server nobody listens on; --context picks the fake's.
+        config["clusters"].append({"name": "gone", "cluster": {"server": "http://127.0.0.1:9"}})
+        config["contexts"].append({"name": "hp", "context": {"cluster": "gone", "user": "fake"}})
+        config["current-context"] = "hp"
+        kubeconfig.write_text(yaml.safe_dump(config), encoding="utf-8")
+        assert run(api, project, "--context", "fake", kubeconfig=kubeconfig) == 0
+        assert run(api, project, "--request-timeout", "2", kubeconfig=kubeconfig) == 1
+    assert [path for path, _ in paths(api)].count(ENDPOINT_PATH) == 1
 
 
 def test_namespace_overrides_the_stack_and_endpoint_picks_one_of_its_endpoints(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cluster = healthy_cluster()
-    cluster.endpoint = None
-    assert run(cluster, project, "--namespace", "serving", "--endpoint", "hp-dev") == 1
-    assert ("get", GROUP, VERSION, "serving", PLURAL, "hp-dev") in cluster.calls
-    assert run(cluster, project, "--endpoint", "llama-eagle3") == 2
+    with FakeKubeApi([healthy_scene()]) as api:
+        assert run(api, project, "--namespace", "serving", "--endpoint", "hp-dev") == 1
+        assert paths(api)[0][0] == f"/apis/{GROUP}/{VERSION}/namespaces/serving/{PLURAL}/hp-dev"
+        assert "FAIL endpoint: InferenceEndpointConfig serving/hp-dev not found" in (
+            capsys.readouterr().out
+        )
+        assert run(api, project, "--endpoint", "llama-eagle3") == 2
     assert "no endpoint 'llama-eagle3'; choose one of: hp-dev" in capsys.readouterr().err
 
 
@@ -188,18 +143,19 @@ def test_every_endpoint_of_the_stack_is_verified_under_its_name(
     stack = (project / "Pulumi.dev.yaml").read_text()
     entries = "  hp:endpoints:\n    - name: hp-dev\n      baseline: true\n"
     (project / "Pulumi.dev.yaml").write_text(stack + entries, encoding="utf-8")
-    cluster = healthy_cluster()
-    assert run(cluster, project) == 1  # the twin's pods are the healthy endpoint's
+    with FakeKubeApi([healthy_scene()]) as api:
+        assert run(api, project) == 1  # the twin was not applied
     out = capsys.readouterr().out
     assert out.startswith("hp-dev:\n  PASS ")
-    assert "\nhp-dev-baseline:\n  " in out
-    assert ("get", GROUP, VERSION, "inference", PLURAL, "hp-dev-baseline") in cluster.calls
+    assert "\nhp-dev-baseline:\n  FAIL endpoint: " in out
+    assert (ENDPOINT_PATH + "-baseline", {}) in paths(api)
 
 
 def test_speculation_silently_off_exits_1_with_a_fail_line(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert run(healthy_cluster(s.VLLM_SPECULATION_OFF_LOG), project) == 1
+    with FakeKubeApi([healthy_scene(s.VLLM_SPECULATION_OFF_LOG)]) as api:
+        assert run(api, project) == 1
     out = capsys.readouterr().out
     assert f"FAIL pod {POD} engine log: speculative_config=None: speculation is OFF" in out
     assert "PASS endpoint env:" in out
@@ -208,31 +164,34 @@ def test_speculation_silently_off_exits_1_with_a_fail_line(
 def test_a_missing_endpoint_exits_1_after_one_line(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cluster = healthy_cluster()
-    cluster.endpoint = None
-    assert run(cluster, project) == 1
+    with FakeKubeApi([Scene(0, None)]) as api:
+        assert run(api, project) == 1
     assert capsys.readouterr().out == (
         "FAIL endpoint: InferenceEndpointConfig inference/hp-dev not found "
         "(was `pulumi up` run for this stack?)\n"
     )
-    assert [c[0] for c in cluster.calls] == ["config", "get"]
+    assert paths(api) == [(ENDPOINT_PATH, {})]
 
 
 def test_a_refused_read_is_a_fail_line_not_a_traceback(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cluster = healthy_cluster()
-    cluster.endpoint_error = ApiException(status=403, reason="Forbidden")
-    assert run(cluster, project) == 1
+    def forbidden(h: BaseHTTPRequestHandler, _p: str, _q: dict[str, str], _i: int) -> bool:
+        send(h, 403, status_body(403, "Forbidden", "Forbidden"))
+        return True
+
+    with FakeKubeApi([healthy_scene()], Behaviour(custom=forbidden)) as api:
+        assert run(api, project) == 1
     assert capsys.readouterr().out == (
         f"FAIL cluster: cannot read {PLURAL}/hp-dev in inference: 403 Forbidden\n"
     )
 
 
 def test_an_unreadable_log_is_reported(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cluster = healthy_cluster()
-    cluster.logs = {}
-    assert run(cluster, project) == 1
+    scene = healthy_scene()
+    scene.logs.clear()
+    with FakeKubeApi([scene]) as api:
+        assert run(api, project) == 1
     assert f"FAIL pod {POD} engine log: the log could not be read: 400 Bad Request" in (
         capsys.readouterr().out
     )
@@ -241,14 +200,14 @@ def test_an_unreadable_log_is_reported(project: Path, capsys: pytest.CaptureFixt
 def test_without_a_selector_pods_are_found_by_name(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    cluster = healthy_cluster()
-    assert cluster.endpoint is not None
-    del cluster.endpoint["status"]["selector"]
-    unrelated = v1_pod("unrelated-5d8c-abcde", [])
-    unrelated.metadata.labels = {"app": "unrelated"}
-    cluster.pods.append(unrelated)
-    assert run(cluster, project) == 0
-    assert ("list", "inference", None) in cluster.calls
+    scene = healthy_scene()
+    assert scene.endpoint is not None
+    del scene.endpoint["status"]["selector"]
+    unrelated = s.pod("unrelated-5d8c-abcde", [])
+    unrelated["metadata"]["labels"] = {"app": "unrelated"}
+    with FakeKubeApi([Scene(0, scene.endpoint, [*scene.pods, unrelated], logs=scene.logs)]) as api:
+        assert run(api, project) == 0
+    assert (f"/api/v1/namespaces/{NAMESPACE}/pods", {"limit": str(PAGE_SIZE)}) in paths(api)
     assert (
         "PASS pods: 1 selected by label app=hp-dev or Deployment hp-dev's pod names"
         in capsys.readouterr().out
@@ -259,18 +218,19 @@ def test_two_stacks_and_no_choice_is_a_usage_error(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (project / "Pulumi.prod.yaml").write_text(STACK_FILE, encoding="utf-8")
-    cluster = healthy_cluster()
-    assert run(cluster, project) == 2
+    with FakeKubeApi([healthy_scene()]) as api:
+        assert run(api, project) == 2
     assert capsys.readouterr().err == (
         "mlcc verify: error: choose a stack with --stack (dev, prod)\n"
     )
-    assert cluster.calls == []
+    assert api.requests == []
 
 
 def test_an_unknown_stack_is_a_usage_error(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert run(healthy_cluster(), project, "--stack", "staging") == 2
+    with FakeKubeApi([healthy_scene()]) as api:
+        assert run(api, project, "--stack", "staging") == 2
     assert "no stack file Pulumi.staging.yaml; stacks here: dev" in capsys.readouterr().err
 
 
@@ -281,12 +241,12 @@ def test_an_invalid_stack_config_exits_1_naming_the_key(
         STACK_FILE.replace("hp:speculativeAlgorithm: eagle3", "hp:speculativeAlgorithm: eagle4"),
         encoding="utf-8",
     )
-    cluster = healthy_cluster()
-    assert run(cluster, project) == 1
+    with FakeKubeApi([healthy_scene()]) as api:
+        assert run(api, project) == 1
     assert capsys.readouterr().err.startswith(
         "error: hp:speculativeAlgorithm: unknown algorithm 'eagle4'"
     )
-    assert cluster.calls == []
+    assert api.requests == []
 
 
 def test_an_unknown_flag_is_argparses_usage_error() -> None:
@@ -323,35 +283,6 @@ def test_an_unreadable_default_kubeconfig_is_named_too(
     assert "aws eks update-kubeconfig" in line and "--kubeconfig" not in line
 
 
-def test_the_real_client_is_configured_from_the_given_kubeconfig(tmp_path: Path) -> None:
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(
-        """\
-apiVersion: v1
-kind: Config
-clusters:
-- name: hyperpod
-  cluster: {server: "https://ABCDEF.gr7.us-east-1.eks.amazonaws.com"}
-users:
-- name: ci
-  user: {token: not-a-real-token}
-contexts:
-- name: hp
-  context: {cluster: hyperpod, user: ci}
-current-context: hp
-""",
-        encoding="utf-8",
-    )
-    apis = verify_cli.kubernetes_apis(str(kubeconfig), None)
-    assert isinstance(apis.custom, client.CustomObjectsApi)
-    assert isinstance(apis.core, client.CoreV1Api)
-    host = apis.core.api_client.configuration.host
-    assert host == "https://ABCDEF.gr7.us-east-1.eks.amazonaws.com"
-    pod_dict = apis.to_dict(v1_pod(POD, [{"name": "A", "value": "1"}]))
-    assert pod_dict["metadata"]["name"] == POD
-    assert pod_dict["spec"]["containers"][1]["env"] == [{"name": "A", "value": "1"}]
-
-
 def test_live_figures_join_the_checks_and_a_floor_above_them_fails_the_run(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -360,20 +291,23 @@ def test_live_figures_join_the_checks_and_a_floor_above_them_fails_the_run(
 
     fake = PrometheusFake(healthy).start()
     try:
-        assert run(healthy_cluster(), project, "--prometheus", fake.url) == 0
-        assert capsys.readouterr().out.splitlines()[-1] == (
-            "PASS live: acceptance 60.0%, mean accepted length 2.80, 40.0 output tokens/s over "
-            f"the last 5 min (Prometheus {fake.url})"
-        )
-        floor = ("--acceptance-floor", "0.75", "--window-minutes", "2")
-        assert run(healthy_cluster(), project, "--prometheus", fake.url, *floor) == 1
-        last = capsys.readouterr().out.splitlines()[-1]
-        assert last.startswith("FAIL live: acceptance 60.0%")
-        assert last.endswith(f"below the floor 75% (--acceptance-floor) (Prometheus {fake.url})")
-        window = ("[120s]", "offset 120s")
-        for query in fake.queries[-5:]:
-            assert 'namespace="inference",pod=~"hp-dev-' in query
-            assert any(w in query for w in window), query
+        with FakeKubeApi([healthy_scene()]) as api:
+            assert run(api, project, "--prometheus", fake.url) == 0
+            assert capsys.readouterr().out.splitlines()[-1] == (
+                "PASS live: acceptance 60.0%, mean accepted length 2.80, 40.0 output tokens/s over "
+                f"the last 5 min (Prometheus {fake.url})"
+            )
+            floor = ("--acceptance-floor", "0.75", "--window-minutes", "2")
+            assert run(api, project, "--prometheus", fake.url, *floor) == 1
+            last = capsys.readouterr().out.splitlines()[-1]
+            assert last.startswith("FAIL live: acceptance 60.0%")
+            assert last.endswith(
+                f"below the floor 75% (--acceptance-floor) (Prometheus {fake.url})"
+            )
+            window = ("[120s]", "offset 120s")
+            for query in fake.queries[-5:]:
+                assert 'namespace="inference",pod=~"hp-dev-' in query
+                assert any(w in query for w in window), query
     finally:
         fake.stop()
 
@@ -381,7 +315,8 @@ def test_live_figures_join_the_checks_and_a_floor_above_them_fails_the_run(
 def test_a_live_source_that_cannot_be_used_is_one_fail_line(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert run(healthy_cluster(), project, "--amp-workspace", "not-a-workspace") == 1
+    with FakeKubeApi([healthy_scene()]) as api:
+        assert run(api, project, "--amp-workspace", "not-a-workspace") == 1
     assert capsys.readouterr().out.splitlines()[-1] == (
         "FAIL live: cannot ask for live figures: --amp-workspace must be a workspace ID (ws-...) "
         "or its query URL (https://aps-workspaces.<region>.amazonaws.com/workspaces/ws-...), got "
