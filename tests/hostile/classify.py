@@ -18,6 +18,7 @@ Classes, checked in this order (the first that applies):
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import signal
@@ -193,23 +194,38 @@ _BASELINES: dict[str, int] = {}
 
 
 def memory_cap(control: Case, workdir: Path) -> int:
-    """The command's peak address space in a run of its healthy `control` case without a cap
-    (measured once per process and command), plus MEMORY_MARGIN_MIB: an answer read whole past
-    a few hundred MiB fails the allocation instead of growing until the machine swaps."""
+    """The command's peak address space in a run of its healthy `control` case without a cap,
+    plus MEMORY_MARGIN_MIB: an answer read whole past a few hundred MiB fails the allocation
+    instead of growing until the machine swaps. Measured once per command for this process and
+    the processes its parent started (pytest-xdist's workers share it through a file)."""
     if control.command not in _BASELINES:
+        _BASELINES[control.command] = _shared_baseline(control, workdir)
+    return (_BASELINES[control.command] + MEMORY_MARGIN_MIB) * 1024 * 1024
+
+
+def _shared_baseline(control: Case, workdir: Path) -> int:
+    key = re.sub(r"\W+", "-", control.command)
+    path = Path(tempfile.gettempdir()) / f"mlcc-hostile-baseline-{os.getppid()}-{key}"
+    with path.open("a+") as shared:
+        fcntl.flock(shared, fcntl.LOCK_EX)  # one process measures, the others wait and read
+        shared.seek(0)
+        if recorded := shared.read().strip():
+            return int(recorded)
         with control.serve(workdir / "baseline") as invocation:
             ran = run_cli(invocation, workdir / "baseline")
         verdict = classify(control, ran)
         assert verdict.kind == "clean", "the healthy control is not clean:\n" + verdict.report()
-        _BASELINES[control.command] = ran.peak_mib
-    return (_BASELINES[control.command] + MEMORY_MARGIN_MIB) * 1024 * 1024
+        shared.write(str(ran.peak_mib))
+        return ran.peak_mib
 
 
 # --- classing --------------------------------------------------------------------------------
 
 TRACEBACK = "Traceback (most recent call last)"
 CRASH = re.compile(r"Fatal Python error|Segmentation fault|core dumped")
-MEMORY = re.compile(r"MemoryError|Cannot allocate memory|std::bad_alloc|out of memory")
+MEMORY = re.compile(
+    r"MemoryError|Cannot allocate memory|std::bad_alloc|out of memory|can.t start new thread"
+)
 
 
 def classify(case: Case, ran: Ran) -> Verdict:
