@@ -101,12 +101,17 @@ def register(subparsers: Any) -> None:
 
 
 class _WarningCollector(logging.Handler):
+    """The program's warnings: Pulumi's mock engine logs them on the root logger itself
+    (pulumi/runtime/mocks.py, MockEngine.Log). A library's own records (huggingface_hub's
+    "Retrying in 1s") pass through the root's handlers too, but are not the program's."""
+
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
         self.messages: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.messages.append(record.getMessage())
+        if record.name == "root":
+            self.messages.append(record.getMessage())
 
 
 def run(args: argparse.Namespace) -> int:

@@ -295,15 +295,16 @@ def says_one_of(*texts: str) -> Oracle:
     return oracle
 
 
-def never(*patterns: str) -> Oracle:
-    """Wrong figure when any regular expression matches a line of the output."""
+def never(*patterns: str, kind: str = "wrong figure") -> Oracle:
+    """`kind` (a wrong figure, unless told) when a regular expression matches a line of the
+    output."""
     compiled = [re.compile(p) for p in patterns]
 
     def oracle(ran: Ran) -> Finding | None:
         for line in ran.output.splitlines():
             for pattern in compiled:
                 if pattern.search(line):
-                    return Finding("wrong figure", f"{pattern.pattern!r} in {line.strip()!r}")
+                    return Finding(kind, f"{pattern.pattern!r} in {line.strip()!r}")
         return None
 
     return oracle

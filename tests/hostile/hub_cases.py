@@ -157,7 +157,7 @@ def _wire_cases() -> list[Case]:
             HubAnswer(b"", status=404, headers={"X-Error-Code": "EntryNotFound"}),
             refused("config.json"),
         ),
-        "500 config": (HubAnswer(b"oops", status=500), unchecked("config.json")),
+        "500 config": (HubAnswer(b"oops", status=500), unchecked("hp:model")),
         "429 config": (
             HubAnswer(b"slow down", status=429, headers={"Retry-After": "3600"}),
             unchecked(),

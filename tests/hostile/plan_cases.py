@@ -69,6 +69,10 @@ NO_FALSE_FIGURE = never(
 )
 
 
+# A library's own log records (huggingface_hub's retries) shown as the plan's warnings.
+NOT_THE_PROGRAMS = never(r"^warning: (HTTP Error \d+ thrown|Retrying in)", kind="accepted-bad")
+
+
 def no_hidden_crash(ran: Ran) -> Finding | None:
     """A Python error the plan caught and showed as a configuration error: not a traceback on
     the screen, but a bug all the same, and a line that does not say what to change."""
@@ -119,7 +123,7 @@ def plan_case(
         system,
         "plan --preflight",
         serve_case,
-        all_of(no_hidden_crash, oracle, NO_FALSE_FIGURE),
+        all_of(no_hidden_crash, oracle, NO_FALSE_FIGURE, NOT_THE_PROGRAMS),
         xfail,
     )
 
