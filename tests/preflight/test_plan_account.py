@@ -57,7 +57,8 @@ def test_a_denied_call_is_a_warning_and_the_plan_goes_on(
 def test_strict_makes_a_silent_aws_an_error_at_the_deadline(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("HF_HUB_ETAG_TIMEOUT", "0.5")  # the per-fetch deadline: 0.5 s, not 10
+    # the per-fetch deadline: 1 s, not 10 (whole seconds: huggingface_hub reads it with int())
+    monkeypatch.setenv("HF_HUB_ETAG_TIMEOUT", "1")
     with account_served(monkeypatch, example_account()) as aws:
         answer = aws.scripts[("eks", "DescribeAddonVersions")]
         aws.on("DescribeAddonVersions", lambda r: replace(answer(r), delay_s=30), "eks")

@@ -140,7 +140,7 @@ def test_no_hub_answer_ends_in_a_traceback(
 ) -> None:
     with FakeHub(behaviour) as hub:
         monkeypatch.setenv("HF_ENDPOINT", hub.url)
-        monkeypatch.setenv("HF_HUB_ETAG_TIMEOUT", "0.5")
+        monkeypatch.setenv("HF_HUB_ETAG_TIMEOUT", "1")  # whole seconds (int() in huggingface_hub)
         strict = plan(tmp_path, monkeypatch, "--preflight", "--set", "hp:preflight=strict")
     err = capsys.readouterr().err
     assert strict == 1 and "Traceback" not in err
