@@ -37,9 +37,6 @@ if TYPE_CHECKING:
     from mlcc.stackfiles import resolve as stackfiles
 
 EXIT_OK, EXIT_CONFIG, EXIT_USAGE = 0, 1, 2
-# huggingface_hub reads these with int() when it is imported (huggingface_hub/constants.py,
-# `_as_int`): any other text ends the import, and with it every check of the models.
-HUB_WHOLE_SECONDS = ("HF_HUB_ETAG_TIMEOUT", "HF_HUB_DOWNLOAD_TIMEOUT")
 
 __all__ = ["CR_TYPE", "ordered", "run", "speculative_flags"]
 ordered = plan_report.ordered
@@ -129,9 +126,6 @@ def run(args: argparse.Namespace) -> int:
         return _usage_error(str(error))
     except stackfiles.StackConfigError as error:
         return _config_errors(_every_problem(error, args.stack))
-    preflight = args.preflight and values.values.get("hp:preflight") != "off"
-    if preflight and (problem := _hub_setting_problem()):
-        return _usage_error(problem)
     evaluated = _evaluate(
         project_dir, str(project["name"]), args.stack, values, preflight=args.preflight
     )
@@ -169,19 +163,6 @@ def _print(line: str) -> None:
     """One line of the report: whatever a stack value, a name or a path held, control
     characters are escaped (a name with a newline or an escape sequence stays one line)."""
     print(_printable(line))
-
-
-def _hub_setting_problem() -> str | None:
-    for name in HUB_WHOLE_SECONDS:
-        given = os.environ.get(name)
-        try:
-            int(given or "0")
-        except ValueError:
-            return (
-                f"{name} is {given!r}, not a whole number of seconds (huggingface_hub reads it "
-                "with int()): set it to one, e.g. 10, or unset it"
-            )
-    return None
 
 
 def _usage_error(message: str) -> int:

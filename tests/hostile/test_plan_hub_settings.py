@@ -1,6 +1,7 @@
-"""`mlcc plan --preflight` with an HF_HUB_*_TIMEOUT huggingface_hub cannot read: one usage line
-naming the variable, before the program runs (the library's import would fail on it, and the
-plan said only "the program failed on this configuration: ValueError: invalid literal ...")."""
+"""`mlcc plan --preflight` with an HF_HUB_*_TIMEOUT huggingface_hub cannot read: the library's
+import would fail on it (the plan said only "the program failed on this configuration:
+ValueError: invalid literal ..."). Preflight checks no model then, and says so in one line
+naming the variable: a warning under hp:preflight auto, an error under strict."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ def plan(tmp_path: Path, *extra: str) -> int:
 
 
 @pytest.mark.parametrize("name", ["HF_HUB_ETAG_TIMEOUT", "HF_HUB_DOWNLOAD_TIMEOUT"])
-@pytest.mark.parametrize("given", ["2.5", "abc", "10s"])
+@pytest.mark.parametrize("given", ["2.5", "abc", "10s", ""])
 def test_a_timeout_huggingface_hub_cannot_read_is_one_line_naming_it(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -28,13 +29,16 @@ def test_a_timeout_huggingface_hub_cannot_read_is_one_line_naming_it(
 ) -> None:
     monkeypatch.chdir(REPO)
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # never reached
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
     monkeypatch.setenv(name, given)
-    assert plan(tmp_path, "--preflight") == 2
-    assert capsys.readouterr().err == (
-        f"mlcc plan: error: {name} is '{given}', not a whole number of seconds (huggingface_hub "
-        "reads it with int()): set it to one, e.g. 10, or unset it\n"
+    line = (
+        f"{name}: not checked: the models on the Hub ({name}={given!r} is not whole seconds "
+        "(huggingface_hub reads it): unset it or set e.g. 10)"
     )
-    assert not (tmp_path / "out").exists()
+    assert plan(tmp_path, "--preflight") == 0
+    assert f"warning: {line}\n" in capsys.readouterr().err
+    assert plan(tmp_path, "--preflight", "--set", "hp:preflight=strict") == 1
+    assert f"error: {line}\n" in capsys.readouterr().err
 
 
 def test_without_preflight_the_setting_is_not_read(
