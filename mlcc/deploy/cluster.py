@@ -68,6 +68,10 @@ class ApiError(Exception):
         return self.final or self.status in PERMANENT_STATUSES
 
 
+class TimeRanOut(ApiError):
+    """No request was sent: the wait's own deadline had passed (no fault of the API's)."""
+
+
 @dataclass(frozen=True)
 class Listing:
     """The items of a list that were read, and what was not (None: everything was read)."""
@@ -140,7 +144,7 @@ class Cluster:
             return self.timeout_s
         left = self._until - self._clock()
         if left <= 0:
-            raise ApiError("the wait's time ran out")
+            raise TimeRanOut("the wait's time ran out")
         return min(self.timeout_s, left)
 
     def _open(

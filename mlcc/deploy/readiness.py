@@ -252,11 +252,20 @@ def judge(
     return Verdict("waiting", reading.progress), seen
 
 
-def timed_out(target: Target, reading: Reading | None, minutes: float) -> str:
-    """The failure at the deadline: the state reached so far and what was still missing."""
+def timed_out(
+    target: Target, reading: Reading | None, minutes: float, failing: str | None = None
+) -> str:
+    """The failure at the deadline: the state reached so far and what was still missing, and
+    why the API's last answers could not be read (`failing`), when they could not."""
     limit = f"{minutes:g} minutes (hp:deployTimeoutMinutes)"
     if reading is None:
-        return f"{target.where} did not serve within {limit}: the cluster never answered"
+        why = (
+            f"the Kubernetes API kept failing: {failing}"
+            if failing
+            else "the cluster never answered"
+        )
+        return f"{target.where} did not serve within {limit}: {why}"
     missing = f"; still waiting for {reading.waiting_for}" if reading.waiting_for else ""
     seen = f"; seen: {reading.signs[0].message}" if reading.signs else ""
-    return f"{target.where} did not serve within {limit}: {reading.progress}{missing}{seen}"
+    last = f"; then the Kubernetes API failed: {failing}" if failing else ""
+    return f"{target.where} did not serve within {limit}: {reading.progress}{missing}{seen}{last}"

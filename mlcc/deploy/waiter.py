@@ -19,7 +19,7 @@ from typing import Any
 
 from mlcc.config.deploy_wait import DEFAULT_TIMEOUT_MINUTES
 from mlcc.deploy import endpoint_pods, readiness, shapes, verify
-from mlcc.deploy.cluster import ApiError, Cluster
+from mlcc.deploy.cluster import ApiError, Cluster, TimeRanOut
 from mlcc.deploy.pods import live_pods, logs_wanted, pod_ready
 from mlcc.deploy.readiness import Reading
 from mlcc.deploy.snapshot import LogRequest, Snapshot, Target, one_line
@@ -169,6 +169,7 @@ def wait_for_endpoint(
     cluster = cluster.until(deadline)  # no request outlasts the wait
     first_seen: dict[str, float] = {}
     failing_since: float | None = None
+    failing: ApiError | None = None
     reading: Reading | None = None
     shown = ""
     seen = LogsSeen()
@@ -178,8 +179,10 @@ def wait_for_endpoint(
         retry_after = 0.0
         try:
             snapshot = observe(cluster, target, seen)
-            failing_since = None
+            failing_since, failing = None, None
         except ApiError as error:
+            if not isinstance(error, TimeRanOut):  # the API's own failure says more
+                failing = error
             if error.permanent:
                 advice = _PERMANENT_ADVICE.get(error.status or 0, "")
                 told = f"; {advice}" if advice else ""
@@ -203,9 +206,9 @@ def wait_for_endpoint(
                 return Outcome(target, verdict.outcome == "serving", verdict.message)
         remaining = deadline - clock()
         if remaining <= 0:
-            return Outcome(
-                target, False, readiness.timed_out(target, reading, settings.timeout_minutes)
-            )
+            why = str(failing) if failing else None
+            message = readiness.timed_out(target, reading, settings.timeout_minutes, why)
+            return Outcome(target, False, message)
         if stop.is_set():
             return Outcome(target, False, f"{target.where}: not waited for further", stopped=True)
         pause = min(max(settings.poll_s, retry_after), remaining)

@@ -100,6 +100,11 @@ def _model_facts(config: object, weight_bytes: int | None) -> ModelFacts:
     ):
         raise NotAModelConfig("architectures is not a list of names")
     kv_heads = _optional_positive(text, "num_key_value_heads") or heads
+    if heads % kv_heads:  # vllm/model_executor/layers/attention/attention.py asserts it
+        raise NotAModelConfig(
+            f"num_key_value_heads ({kv_heads}) does not divide num_attention_heads ({heads}): "
+            "each KV head serves a whole group of attention heads"
+        )
     head_dim = _optional_positive(text, "head_dim") or hidden // heads
     if head_dim == 0:  # vLLM and SGLang take hidden_size // num_attention_heads
         raise NotAModelConfig(

@@ -100,6 +100,24 @@ def test_a_file_name_of_the_wrong_type_is_one_line(tmp_path: Path) -> None:
     assert line == f"kubeconfig {path}: {where} is int (5), not a file name"
 
 
+@pytest.mark.parametrize("server", ["ht!tp://x y", "127.0.0.1:6443", "https://", "http://[::1"])
+def test_a_server_that_is_no_url_is_one_line_naming_the_key(tmp_path: Path, server: str) -> None:
+    """The client would send nothing anywhere, after a FutureWarning from urllib3: the line
+    names the key instead of "the cluster never answered"."""
+    path = kubeconfig(tmp_path / "kc", server=server)
+    line, _ = refused(str(path))
+    assert line == (
+        f"kubeconfig {path}: clusters[0].cluster.server is '{server}', not an "
+        "http(s)://HOST[:PORT] URL"
+    )
+
+
+def test_a_server_of_the_wrong_type_is_one_line(tmp_path: Path) -> None:
+    path = kubeconfig(tmp_path / "kc", cluster={"server": 6443})
+    line, _ = refused(str(path))
+    assert line == f"kubeconfig {path}: clusters[0].cluster.server is int (6443), not a URL"
+
+
 def test_the_data_key_wins_over_the_file_as_in_the_client(tmp_path: Path) -> None:
     fifo(tmp_path / "token")
     path = kubeconfig(tmp_path / "kc", user={"token": "inline", "tokenFile": "token"})

@@ -352,3 +352,17 @@ def test_an_endpoint_of_more_pods_than_logs_a_round_serves(tmp_path: Path) -> No
     assert outcome.serving, outcome.message
     log_reads = sum(1 for r in api.requests if is_log(r.split("?")[0]))
     assert 40 <= log_reads <= 48
+
+
+@pytest.mark.parametrize(("answer", "said"), [("500", "500"), ("hang", "no answer within")])
+def test_a_deadline_before_the_api_grace_says_what_the_api_did(
+    tmp_path: Path, answer: str, said: str
+) -> None:
+    """The wait's deadline comes first: the line says the API's own failure, never that the
+    cluster did not answer, and not the wait's own time running out."""
+    settings = replace(FAST, timeout_s=1.0, api_grace_s=60.0)
+    outcome, _, _, _ = run_story(tmp_path, [serving()], Behaviour(answer=answer), settings)
+    assert not outcome.serving
+    assert "did not serve within" in outcome.message
+    assert "the Kubernetes API kept failing: cannot read" in outcome.message
+    assert said in outcome.message and "time ran out" not in outcome.message

@@ -32,9 +32,9 @@ def cases() -> list[Case]:
 # MLCC_HOSTILE_CORPUS=all (or scripts/hostile_corpus.py) runs every case. A case planned costs
 # 5-15 s on a shared 2-core machine (the offline program under Pulumi's mocks), a verify 2-8 s.
 QUICK = {
-    ("hub", "plan --preflight"): 4,
+    ("hub", "plan --preflight"): 5,
     ("aws", "plan --preflight"): 4,
-    ("kubernetes", "verify --wait"): 7,
+    ("kubernetes", "verify --wait"): 9,
     ("prometheus", "verify --prometheus"): 4,
     ("engine", "bench"): 8,
     ("aws", "bench"): 2,

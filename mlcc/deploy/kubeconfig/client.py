@@ -13,6 +13,7 @@ from mlcc.deploy.snapshot import one_line
 from .common import EXEC_PLUGIN_TIMEOUT_S, AccessError
 from .sources import (
     check_named_files,
+    check_server,
     chosen,
     existing,
     listed_paths,
@@ -48,7 +49,9 @@ def api_client(
         sources = [source_of_map(kubeconfig)]
     else:
         sources = read_sources(kubeconfig)
-    check_named_files(chosen(sources, context))
+    picked = chosen(sources, context)
+    check_server(picked)
+    check_named_files(picked)
     failure: list[BaseException] = []
 
     def load() -> None:

@@ -26,10 +26,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
 from mlcc.deploy.snapshot import one_line
+from mlcc.engine_contract.values import printable
 from mlcc.userfiles import UserFileError, read_text, shown_path
 from mlcc.userfiles.reading import read_bytes
 
@@ -199,6 +201,26 @@ def _first(sources: Sequence[Source], plural: str, field: str, name: object) -> 
                 where = f"{plural}[{index}].{field}"
                 return Entry(source, where, value if isinstance(value, Mapping) else {})
     return None
+
+
+def check_server(picked: Chosen) -> None:
+    """The chosen cluster's `server` is an http(s) URL with a host, as the client needs it to
+    send anything; else one AccessError naming the kubeconfig key."""
+    cluster = picked.cluster
+    if cluster is None or "server" not in cluster.value:
+        return  # the client says which part is missing
+    value = cluster.value["server"]
+    where = f"{cluster.source.label}: {cluster.where}.server"
+    if not isinstance(value, str):
+        raise AccessError(f"{where} is {what(value)}, not a URL")
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - parsing the port is what refuses a bad one
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        shown = printable(value[:60] + ("..." if len(value) > 60 else ""))
+        raise AccessError(f"{where} is '{shown}', not an http(s)://HOST[:PORT] URL")
 
 
 def check_named_files(picked: Chosen) -> None:
