@@ -95,6 +95,28 @@ def test_a_thousand_pages_are_cut_at_the_page_limit(aws: LocalAWS) -> None:
     assert aws.operations("service-quotas").count("ListServiceQuotas") == MAX_PAGES
 
 
+def test_pages_still_coming_at_the_deadline_are_said_not_blamed_on_silence(aws: LocalAWS) -> None:
+    def slow_page(request: dict[str, Any]) -> Reply:
+        time.sleep(0.2)
+        return quota_page(16.0, str(int(request.get("NextToken") or 0) + 1))
+
+    aws.on("ListServiceQuotas", slow_page, "service-quotas")
+    (line,) = not_checked(checked(deadline_s=1.5))
+    assert "ListServiceQuotas: no answer within " in line and "s (by then: " in line
+    assert " pages read)" in line
+
+
+def test_throttling_still_going_at_the_deadline_says_so(aws: LocalAWS) -> None:
+    def throttled(_request: dict[str, Any]) -> Reply:
+        time.sleep(0.6)
+        return error("ThrottlingException", "Rate exceeded", 400)
+
+    aws.on("DescribeAddonVersions", throttled, "eks")
+    (line,) = not_checked(checked(deadline_s=1.0))
+    assert "no answer within 1 s (by then: attempt " in line
+    assert "answered ThrottlingException)" in line
+
+
 # --- values botocore parses but no account holds --------------------------------------------
 
 

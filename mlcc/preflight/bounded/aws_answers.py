@@ -15,6 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from mlcc.engine_contract.values import printable
+from mlcc.preflight.bounded.parallel import note
+
 # Far above any answer preflight asks for: a page of 100 Price List products is about 300 kB.
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
 # The longest list preflight reads is SageMaker's quotas (about 2,000: 20 pages of 100).
@@ -81,7 +84,18 @@ def bounded(client: Any) -> Any:
     session = getattr(endpoint, "http_session", None)
     if endpoint is not None and session is not None and not isinstance(session, _BoundedSession):
         endpoint.http_session = _BoundedSession(session)
+        client.meta.events.register("needs-retry", _note_retry)
     return client
+
+
+def _note_retry(response: Any = None, attempts: int = 0, **_: Any) -> None:
+    """botocore's `needs-retry` event, before its retry handler decides: the attempt's error
+    code, kept for the "no answer within" line (returns None: the decision stays botocore's)."""
+    parsed = response[1] if isinstance(response, tuple) and len(response) == 2 else None
+    error = parsed.get("Error") if isinstance(parsed, dict) else None
+    code = error.get("Code") if isinstance(error, dict) else None
+    if isinstance(code, str) and code:
+        note(f"attempt {attempts} answered {printable(code[:60])}")
 
 
 def pages(client: Any, operation: str, **params: Any) -> Iterator[dict[str, Any]]:
@@ -90,6 +104,7 @@ def pages(client: Any, operation: str, **params: Any) -> Iterator[dict[str, Any]
     for number, page in enumerate(client.get_paginator(operation).paginate(**params), 1):
         if not isinstance(page, dict):
             raise AnswerProblem("a page that is not a JSON object")
+        note(f"{number} pages read")
         yield page
         token = next((page[k] for k in ("NextToken", "nextToken") if page.get(k)), None)
         if token is None:

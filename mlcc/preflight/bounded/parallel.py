@@ -12,6 +12,13 @@ from mlcc.preflight.account.facts import Unreached
 
 T = TypeVar("T")
 THREAD_PREFIX = "preflight-aws: "
+_said: dict[str, str] = {}  # thread name -> what its call last reported (`note`)
+
+
+def note(text: str) -> None:
+    """What the calling job has seen so far (pages read, a throttled attempt): said with its
+    "no answer within" line when the deadline comes first, so the line blames the cause."""
+    _said[threading.current_thread().name] = text
 
 
 def run_parallel(
@@ -42,9 +49,14 @@ def run_parallel(
         while len(results) < len(jobs) and (left := end - monotonic()) > 0:
             done.wait(left)
         return {
-            name: results.get(name, Unreached(name, f"no answer within {deadline_s:.0f} s"))
-            for name in jobs
+            name: results[name] if name in results else _late(name, deadline_s) for name in jobs
         }
+
+
+def _late(name: str, deadline_s: float) -> Unreached:
+    seen = _said.get(f"{THREAD_PREFIX}{name}")
+    by_then = f" (by then: {seen})" if seen else ""
+    return Unreached(name, f"no answer within {deadline_s:.0f} s{by_then}")
 
 
 class Deadline:
