@@ -1,7 +1,8 @@
 """`mlcc`: offline plan, recommendation jobs and endpoint verification.
 
-Each subcommand lives in its own module with `register(subparsers)`, which adds an argparse
-sub-parser whose `run` default returns the exit code. Heavy imports stay inside `run`.
+Each subcommand lives in its own package (`mlcc/cli/<command>/`) whose module with
+`register(subparsers)` adds an argparse sub-parser whose `run` default returns the exit code.
+Heavy imports stay inside `run`.
 Exit codes: 0 success, 1 a finding or config error, 2 a usage error (argparse's own),
 130 interrupted; a closed stdout (`| head`) ends quietly with 0.
 """
@@ -19,10 +20,10 @@ from collections.abc import Callable, Sequence
 
 EXIT_INTERRUPTED = 130
 SUBCOMMAND_MODULES = {
-    "plan": "mlcc.cli.plan",
-    "verify": "mlcc.cli.verify",
-    "optimize": "mlcc.cli.optimize",
-    "bench": "mlcc.cli.bench_sweep",  # mlcc.cli.bench's parser, with the sweep's flags
+    "plan": "mlcc.cli.plan.command",
+    "verify": "mlcc.cli.verify.command",
+    "optimize": "mlcc.cli.optimize.command",
+    "bench": "mlcc.cli.bench.sweep",  # mlcc.cli.bench.command's parser, with the sweep's flags
 }
 
 

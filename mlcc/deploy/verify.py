@@ -2,7 +2,7 @@
 
 Pure: every function takes what the Kubernetes API returned (the InferenceEndpointConfig and
 pods as JSON-shaped dicts, container logs as text) and returns `Check`s. The CLI in
-`mlcc/cli/verify.py` fetches, calls `verify_endpoint` and prints the lines.
+`mlcc/cli/verify/command.py` fetches, calls `verify_endpoint` and prints the lines.
 
 What "proof" means per engine (docs/verify.md):
 - vLLM's engine core logs its config: `speculative_config=SpeculativeConfig(method='eagle3', ...`

@@ -4,7 +4,7 @@ just after its last token)."""
 
 import pytest
 
-from mlcc.cli import bench
+from mlcc.cli.bench import command as bench
 
 
 @pytest.fixture(autouse=True)

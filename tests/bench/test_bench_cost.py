@@ -86,7 +86,7 @@ def test_with_a_stack_the_price_is_the_endpoints_share_of_its_nodes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The dev stack's nodes have no snapshot row: no price, and the run says why."""
-    from mlcc.cli import bench_cost
+    from mlcc.cli.bench import cost as bench_cost
 
     class Args:
         usd_per_hour = None

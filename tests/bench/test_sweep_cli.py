@@ -88,7 +88,7 @@ def test_a_sweep_finds_the_crossover_and_a_schedule_that_pays(
 def test_an_interrupted_sweep_keeps_its_finished_levels(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from mlcc.cli import bench_sweep
+    from mlcc.cli.bench import sweep as bench_sweep
 
     real = bench_sweep._measure
 

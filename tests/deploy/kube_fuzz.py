@@ -1,7 +1,7 @@
 """Hypothesis strategies for hostile Kubernetes API objects (test_kube_fuzz.py): any JSON value
 put at any path of a real sample (an InferenceEndpointConfig, its pods, their events), or a
 whole object of arbitrary JSON; and an in-memory API that answers with them the reads
-`mlcc.deploy.waiter.observe` and `mlcc.cli.verify_reads.observe` make (the HTTP path of those
+`mlcc.deploy.waiter.observe` and `mlcc.cli.verify.reads.observe` make (the HTTP path of those
 reads is fuzzed by test_wait_hostile.py and test_kube_fuzz.py through fake_kube_api)."""
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from kube_fuzz import (
     values_of,
 )
 
-from mlcc.cli import verify_reads
+from mlcc.cli.verify import reads as verify_reads
 from mlcc.deploy import readiness, shapes, waiter
 from mlcc.deploy.shapes import Whole
 from mlcc.deploy.snapshot import Target

@@ -15,7 +15,7 @@ import yaml
 from fake_kube_api import NAMESPACE, Behaviour, FakeKubeApi, Scene, status_body
 from hostile_kube import send
 
-from mlcc.cli import verify as verify_cli
+from mlcc.cli.verify import command as verify_cli
 from mlcc.deploy.cluster import LOG_LIMIT_BYTES, PAGE_SIZE
 from mlcc.facts.operator import GROUP, PLURAL, VERSION
 

@@ -18,7 +18,7 @@ from fake_kube_api import TOKEN, Behaviour, FakeKubeApi, Scene
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mlcc.cli import verify as verify_cli
+from mlcc.cli.verify import command as verify_cli
 from mlcc.deploy.cluster import Cluster
 from mlcc.deploy.kubeconfig import AccessError, api_client
 from mlcc.deploy.snapshot import Target

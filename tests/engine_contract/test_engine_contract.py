@@ -296,7 +296,7 @@ def test_engine_algorithm_is_the_name_each_engine_receives() -> None:
 
 
 def test_plan_reads_the_env_back_with_the_wrappers_rules() -> None:
-    from mlcc.cli.plan import speculative_flags
+    from mlcc.cli.plan.command import speculative_flags
     from mlcc.serving.speculative import SpeculativeSpec, speculative_env
 
     env = speculative_env(SpeculativeSpec("eagle3", draft_model="org/draft", num_tokens=3))
@@ -313,7 +313,7 @@ def test_plan_reads_the_env_back_with_the_wrappers_rules() -> None:
 
 
 def test_plan_reads_each_engine_at_the_endpoint_release() -> None:
-    from mlcc.cli.plan import speculative_flags
+    from mlcc.cli.plan.command import speculative_flags
 
     old, new = contract.SUPPORTED_VERSIONS["sglang"][0], contract.SUPPORTED_VERSIONS["sglang"][-1]
     added = sorted(

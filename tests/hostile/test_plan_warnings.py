@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 
-from mlcc.cli.plan import _WarningCollector
+from mlcc.cli.plan.command import _WarningCollector
 
 
 def test_only_the_root_loggers_warnings_are_the_programs() -> None:

@@ -17,7 +17,7 @@ from fleet import endpoint
 from prometheus_fake import PrometheusFake
 from test_live_hostile import healthy
 
-from mlcc.cli import verify_live
+from mlcc.cli.verify import live as verify_live
 from mlcc.prometheus.amp import AmpSetupError, workspace_source
 
 KEY, SECRET, REGION, WORKSPACE = (

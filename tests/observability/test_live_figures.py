@@ -8,7 +8,7 @@ import argparse
 import pytest
 from fleet import NAMESPACE, Scraped, endpoint
 
-from mlcc.cli import verify_live
+from mlcc.cli.verify import live as verify_live
 from mlcc.config.endpoints import EndpointConfig
 from mlcc.prometheus.api import Source
 

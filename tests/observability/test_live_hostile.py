@@ -12,7 +12,7 @@ import pytest
 from fleet import endpoint
 from prometheus_fake import Answer, PrometheusFake, vector
 
-from mlcc.cli import verify_live
+from mlcc.cli.verify import live as verify_live
 from mlcc.prometheus.api import MAX_ANSWER_BYTES, Source
 
 PREFIX = "FAIL live: cannot check the live figures over the last 5 min: "

@@ -568,4 +568,5 @@ def test_a_plan_imports_no_other_subcommand() -> None:
         "print(sorted(m for m in sys.modules if m.startswith('mlcc.cli.')))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["['mlcc.cli.plan',", "'mlcc.cli.plan_out']"]
+    loaded = done.stdout.split()
+    assert loaded == ["['mlcc.cli.plan',", "'mlcc.cli.plan.command',", "'mlcc.cli.plan.out']"]

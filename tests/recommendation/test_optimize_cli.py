@@ -30,8 +30,9 @@ from recommendation_stubs import (
     workload_arn,
 )
 
-from mlcc.cli import build_parser, optimize_context
-from mlcc.cli import optimize as cli
+from mlcc.cli import build_parser
+from mlcc.cli.optimize import command as cli
+from mlcc.cli.optimize import context as optimize_context
 from mlcc.recommendation.names import stack_name_filter
 
 JOB = "hp-dev-latency-0123456789"
@@ -609,7 +610,7 @@ def test_modes_are_mutually_exclusive(env: Env) -> None:
 
 def test_optimize_is_registered() -> None:
     modules = __import__("mlcc.cli", fromlist=["x"]).SUBCOMMAND_MODULES
-    assert modules["optimize"] == "mlcc.cli.optimize"
+    assert modules["optimize"] == "mlcc.cli.optimize.command"
 
 
 def test_no_region_anywhere_is_a_usage_error(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,8 +12,8 @@ import pytest
 from hostile_files import a_folder, assert_one_clean_error, fifo, in_process, run_mlcc, written
 from test_optimize_cli import STACK_FILE
 
-from mlcc.cli.optimize_apply import write_stack_keys
-from mlcc.cli.optimize_output import print_job_report
+from mlcc.cli.optimize.apply import write_stack_keys
+from mlcc.cli.optimize.output import print_job_report
 
 STACK_FILES: dict[str, Callable[[Path], Path]] = {
     "a FIFO": lambda project: fifo(project, "Pulumi.dev.yaml"),

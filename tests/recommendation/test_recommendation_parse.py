@@ -25,7 +25,7 @@ from recommendation_stubs import (
     speculative_detail,
 )
 
-from mlcc.cli.optimize_output import print_job_report
+from mlcc.cli.optimize.output import print_job_report
 from mlcc.recommendation import keys, parsing
 from mlcc.serving import speculative
 

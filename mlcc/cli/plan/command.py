@@ -9,7 +9,7 @@ against the plan.json in DIR (inputs and dependencies, mlcc.plan.diff) instead o
 Exit codes: 0 planned; 1 configuration errors (one `error: hp:key: ...` line each, nothing is
 written); 2 usage or file errors (a malformed `--set`, an unreadable stack file, `--out`
 naming a file, no plan.json for `--diff`; every file through mlcc.userfiles, what `--out` owns
-in mlcc/cli/plan_out.py). Whatever an input held, each printed line is one line: control
+in mlcc/cli/plan/out.py). Whatever an input held, each printed line is one line: control
 characters are escaped.
 """
 
@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlcc.cli import plan_out
-from mlcc.cli.plan_out import DEFAULT_OUT, PLAN_FILE
+from mlcc.cli.plan import out as plan_out
+from mlcc.cli.plan.out import DEFAULT_OUT, PLAN_FILE
 from mlcc.engine_contract.values import printable as _printable
 from mlcc.plan import cost_report, graph
 from mlcc.plan import diff as plan_diff

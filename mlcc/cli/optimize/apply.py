@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mlcc.cli.optimize_context import (
+from mlcc.cli.optimize.context import (
     OK,
     Deps,
     Refusal,

@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from itertools import islice
 from typing import TYPE_CHECKING, Any, TextIO
 
-from mlcc.cli.optimize_apply import apply_result
-from mlcc.cli.optimize_context import (
+from mlcc.cli.optimize.apply import apply_result
+from mlcc.cli.optimize.context import (
     INTERRUPTED,
     OK,
     REFUSED,
@@ -42,7 +42,7 @@ from mlcc.cli.optimize_context import (
     stack_config,
     stack_engine,
 )
-from mlcc.cli.optimize_output import print_job_list, print_job_report
+from mlcc.cli.optimize.output import print_job_list, print_job_report
 from mlcc.config.optimize import (
     DEFAULT_TIMEOUT_MINUTES,
     Goal,

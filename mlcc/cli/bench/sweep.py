@@ -1,7 +1,7 @@
 """`mlcc bench --concurrency 1,4,16,64`: every level against the endpoint and its baseline twin,
 repeated, then the crossover and (`--recommend`) a load-aware schedule. The figures and their
 rules are in `mlcc.bench.sweep`; this module adds the sweep's flags to `mlcc bench`, runs the
-levels and writes what they gave. Without a sweep flag `mlcc bench` is `mlcc.cli.bench.run`.
+levels and writes what they gave. Without a sweep flag `mlcc bench` is `mlcc.cli.bench.command.run`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from mlcc.bench.sweep import levels as sweep_levels
 from mlcc.bench.sweep import report as sweep_report
 from mlcc.bench.sweep.crossover import DEFAULT_MIN_SPEEDUP
 from mlcc.bench.sweep.figures import level_figures
-from mlcc.cli import bench, bench_recommend
+from mlcc.cli.bench import command as bench
+from mlcc.cli.bench import recommend as bench_recommend
 from mlcc.engine_contract.values import printable
 from mlcc.userfiles import UserFileError
 from mlcc.userfiles.numbers import number

@@ -4,9 +4,9 @@ Reads the stack file for what is expected, the cluster for what runs (the
 InferenceEndpointConfig, its pods, their engine logs), prints one `PASS|FAIL <check>: <detail>`
 line per check and exits 0 only when every check passes (1 otherwise, 2 on a usage error).
 The decisions are in `mlcc.deploy.verify`; this module only fetches, each request bounded by
-`--request-timeout`. `--wait` first runs the deploy wait of `pulumi up` (mlcc/cli/verify_wait.py).
+`--request-timeout`. `--wait` first runs the deploy wait of `pulumi up` (mlcc/cli/verify/wait.py).
 Every read goes through the deploy wait's bounded `Cluster` (mlcc/deploy/cluster.py, via
-mlcc/cli/verify_reads.py); the `kubernetes` client is imported only when `kube_cluster` builds
+mlcc/cli/verify/reads.py); the `kubernetes` client is imported only when `kube_cluster` builds
 one, so the rest of the CLI starts without it.
 """
 
@@ -17,8 +17,10 @@ import os
 import sys
 from pathlib import Path
 
-from mlcc.cli import verify_live, verify_reads, verify_wait
-from mlcc.cli.verify_reads import ClusterError
+from mlcc.cli.verify import live as verify_live
+from mlcc.cli.verify import reads as verify_reads
+from mlcc.cli.verify import wait as verify_wait
+from mlcc.cli.verify.reads import ClusterError
 from mlcc.config import stack as stack_config
 from mlcc.config.endpoints import EndpointConfig
 from mlcc.deploy.cluster import DEFAULT_REQUEST_TIMEOUT_S, Cluster
@@ -116,7 +118,7 @@ def run(args: argparse.Namespace, wait_timings: WaitSettings | None = None) -> i
 def _live_checks(
     args: argparse.Namespace, region: str | None, namespace: str, endpoints: list[EndpointConfig]
 ) -> dict[str, Check]:
-    """The `live` check of each endpoint (mlcc/cli/verify_live.py)."""
+    """The `live` check of each endpoint (mlcc/cli/verify/live.py)."""
     try:
         source = verify_live.source_of(args, region)
     except AmpSetupError as error:

@@ -21,7 +21,7 @@ from mlcc.bench import inputs, prompts, report, runner, stats
 from mlcc.bench.client import access, transport
 from mlcc.bench.prometheus import Sample
 from mlcc.bench.speculative import speculative_figures
-from mlcc.cli import bench_cost
+from mlcc.cli.bench import cost as bench_cost
 from mlcc.engine_contract.values import printable
 from mlcc.userfiles import UserFileError
 

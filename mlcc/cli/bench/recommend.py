@@ -1,6 +1,6 @@
 """`mlcc bench --recommend [--apply]`: the sweep's schedule, shown range by range, and written as
 hp:speculativeSchedule through the stack-file edit of `mlcc optimize --apply`
-(`mlcc.cli.optimize_apply.write_stack_keys`: every other byte kept, written in one step)."""
+(`mlcc.cli.optimize.apply.write_stack_keys`: every other byte kept, written in one step)."""
 
 from __future__ import annotations
 
@@ -40,8 +40,8 @@ def lines(recommendation: Mapping[str, Any]) -> list[str]:
 
 def apply(args: argparse.Namespace, recommendation: Mapping[str, Any]) -> int:
     """Writes the schedule to Pulumi.<stack>.yaml; 0, or 1 with one line saying why not."""
-    from mlcc.cli.optimize_apply import write_stack_keys
-    from mlcc.cli.optimize_context import Refusal, UsageError
+    from mlcc.cli.optimize.apply import write_stack_keys
+    from mlcc.cli.optimize.context import Refusal, UsageError
     from mlcc.stackfiles.edit import StackEditError
     from mlcc.userfiles import UserFileError
 
@@ -62,7 +62,7 @@ def apply(args: argparse.Namespace, recommendation: Mapping[str, Any]) -> int:
 
 def _endpoint(args: argparse.Namespace) -> Any:
     from mlcc.bench.client import access
-    from mlcc.cli.optimize_context import Refusal
+    from mlcc.cli.optimize.context import Refusal
     from mlcc.config import stack as stack_config
     from mlcc.stackfiles import resolve as stackfiles
 
@@ -83,7 +83,7 @@ def _endpoint(args: argparse.Namespace) -> Any:
 
 
 def _check(endpoint: Any, schedule: list[dict[str, int]], drafted: int, stack_file: str) -> None:
-    from mlcc.cli.optimize_context import Refusal
+    from mlcc.cli.optimize.context import Refusal
 
     if endpoint.entry_path:
         items = ", ".join(flow(entry) for entry in schedule)
@@ -108,7 +108,7 @@ def _check(endpoint: Any, schedule: list[dict[str, int]], drafted: int, stack_fi
 
 def _check_engine(endpoint: Any, schedule: list[dict[str, int]]) -> None:
     """What the endpoint's engine release ignores or refuses of the schedule, as preview would."""
-    from mlcc.cli.optimize_context import Refusal
+    from mlcc.cli.optimize.context import Refusal
     from mlcc.serving import schedule_rules
     from mlcc.serving.schedule import parse_schedule
 

@@ -1,0 +1,2 @@
+"""`mlcc bench`: its command line, the concurrency sweep, the cost and the schedule it
+recommends."""

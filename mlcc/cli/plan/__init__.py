@@ -1,0 +1,1 @@
+"""`mlcc plan`: the offline plan of a stack and the files it writes."""

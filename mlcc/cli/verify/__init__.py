@@ -1,0 +1,1 @@
+"""`mlcc verify`: a running endpoint against its stack config, the deploy wait and live figures."""
