@@ -21,17 +21,7 @@ ENDPOINT = "hp-dev"
 TIMEOUT_S = 0.3  # six times the fake's TRICKLE_S
 
 
-@pytest.fixture(autouse=True)
-def offline_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_CONFIG_FILE": str(tmp_path / "none"),
-        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
-    }.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
+pytestmark = pytest.mark.usefixtures("offline_aws")
 
 
 def test_encoded_frames_decode_with_botocores_parser() -> None:

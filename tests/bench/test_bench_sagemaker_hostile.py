@@ -7,7 +7,6 @@ Every run ends within its deadline, with one error line, and every figure is tru
 from __future__ import annotations
 
 import json
-import os
 import sys
 import threading
 import time
@@ -49,18 +48,7 @@ SLACK_RUN_LIMIT_S = 5.0
 BOTOCORE_MAX_PAYLOAD = 24 * 1024 * 1024
 
 
-@pytest.fixture(autouse=True)
-def offline_aws(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for name in [name for name in os.environ if name.startswith("AWS_")]:
-        monkeypatch.delenv(name)
-    for name, value in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_DEFAULT_REGION": "us-east-1",
-        "AWS_CONFIG_FILE": str(tmp_path / "none"),
-        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
-    }.items():
-        monkeypatch.setenv(name, value)
+pytestmark = pytest.mark.usefixtures("offline_aws")
 
 
 @pytest.fixture(autouse=True)

@@ -12,6 +12,7 @@ import itertools
 from typing import Any
 
 import price_list
+from aws_accounts import quota_page
 from classify import Case, Oracle, all_of, never, says_one_of
 from local_aws import LocalAWS, Reply, error
 from plan_cases import exit_in, healthy_plan, one_line, plan_case
@@ -22,14 +23,6 @@ SQ = "service-quotas"
 
 def unchecked(*texts: str) -> Oracle:
     return all_of(exit_in(0), one_line("warning: hp:", "not checked", *texts))
-
-
-def quota_page(value: Any, token: str | None = None) -> Reply:
-    item = {"ServiceCode": "sagemaker", "QuotaName": QUOTA, "QuotaCode": "L-1", "Value": value}
-    body: dict[str, Any] = {"Quotas": [item]}
-    if token is not None:
-        body["NextToken"] = token
-    return Reply(body=body)
 
 
 def on(operation: str, reply: Any, service: str) -> Any:

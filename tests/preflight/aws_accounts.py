@@ -325,3 +325,17 @@ def _addon(account: Account, request: dict[str, Any]) -> Reply:
         "health": {"issues": [{"code": c, "message": m} for c, m in addon.issues]},
     }
     return Reply(body={"addon": body})
+
+
+def quota_page(value: Any, token: str | None = None) -> Reply:
+    """One page of ListServiceQuotas holding the dev stack's quota at `value` (any JSON)."""
+    item = {
+        "ServiceCode": "sagemaker",
+        "QuotaName": "ml.g5.12xlarge for cluster usage",
+        "QuotaCode": "L-1",
+        "Value": value,
+    }
+    body: dict[str, Any] = {"Quotas": [item]}
+    if token is not None:
+        body["NextToken"] = token
+    return Reply(body=body)

@@ -16,7 +16,7 @@ from typing import Any
 
 import price_list
 import pytest
-from aws_accounts import account_served, example_account, serve
+from aws_accounts import account_served, example_account, quota_page, serve
 from fake_hub import TOKEN, FakeHub, HubBehaviour
 from local_aws import LocalAWS, Reply, error
 from program_runs import IMAGE, REPO, stack_values
@@ -63,14 +63,6 @@ def not_checked(outcome: Outcome) -> list[str]:
     lines = [str(w) for w in warnings if "not checked" in str(w)]
     assert all("\n" not in line and len(line) < 500 for line in lines)
     return lines
-
-
-def quota_page(value: Any, token: str | None = None) -> Reply:
-    item = {"ServiceCode": "sagemaker", "QuotaName": QUOTA, "QuotaCode": "L-1", "Value": value}
-    body: dict[str, Any] = {"Quotas": [item]}
-    if token is not None:
-        body["NextToken"] = token
-    return Reply(body=body)
 
 
 # --- pages that never end ----------------------------------------------------------------
