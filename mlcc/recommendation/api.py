@@ -173,6 +173,9 @@ def delete_workload_config(client: SageMakerClient, name: str) -> None:
             raise
 
 
+MAX_DESCRIBED = 200  # candidate jobs described to find a stack's own (their tags)
+
+
 def list_jobs(
     client: SageMakerClient, name_contains: str | None = None, limit: int = 50
 ) -> list[JobSummary]:
@@ -186,9 +189,10 @@ def stack_jobs(
     """Jobs tagged `mlcc:stack: <stack>` (and in `status`, if given), newest first, lazily.
 
     The name filter only narrows the candidates; each one is described and kept when its tag
-    equals `stack` exactly.
+    equals `stack` exactly. At most MAX_DESCRIBED candidates, the newest, are described: a
+    listing that names thousands of jobs costs minutes of calls, not hours.
     """
-    candidates = _newest_first(client, stack_name_filter(stack), status)
+    candidates = islice(_newest_first(client, stack_name_filter(stack), status), MAX_DESCRIBED)
     return (job for job in candidates if job_stack(client, job.name) == stack)
 
 

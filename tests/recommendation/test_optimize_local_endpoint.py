@@ -25,6 +25,7 @@ from local_aws import LocalAWS, Reply, error, local_aws
 from recommendation_stubs import MODEL_S3_URI, ROLE_ARN, eagle3_recommendation, job_arn
 
 from mlcc.config.aws.rules import boto3_session
+from mlcc.recommendation import api
 from mlcc.recommendation.names import STACK_TAG, stack_name_filter
 
 REPO = Path(__file__).resolve().parents[2]
@@ -180,6 +181,19 @@ def test_list_shows_only_jobs_tagged_with_the_stack(endpoint: LocalAWS, run_cli:
     assert listed["NameContains"] == stack_name_filter("dev")
 
 
+def test_a_stack_listing_describes_at_most_the_newest_candidates(
+    endpoint: LocalAWS, run_cli: RunCli
+) -> None:
+    """A thousand jobs whose names match the stack's, none of its own: at most MAX_DESCRIBED
+    of them are described, not a call per job ever listed."""
+    tagged_jobs(endpoint, {f"job-{n}": "dev-other" for n in range(1000)})
+    result = run_cli("--list", "--stack", "dev", "--json")
+    assert result.code == 0, result.err
+    assert json.loads(result.out) == []
+    described = [r for r in endpoint.requests if "AIRecommendationJobName" in r[1]]
+    assert len(described) == api.MAX_DESCRIBED
+
+
 def test_a_long_stack_name_keeps_its_jobs(
     endpoint: LocalAWS, project: Path, run_cli: RunCli
 ) -> None:
@@ -321,8 +335,6 @@ def test_a_next_token_repeated_at_once_is_one_line_not_a_traceback(
 def test_botocores_pagination_error_is_one_line() -> None:
     from botocore.exceptions import PaginationError
 
-    from mlcc.recommendation import api
-
     def paginate() -> None:
         raise PaginationError(message="The same next token was received twice: " + "T" * 9000)
 
@@ -415,7 +427,6 @@ def test_expired_credentials_are_one_line_and_not_retried(
 def test_a_silent_endpoint_ends_at_the_read_timeout(
     endpoint: LocalAWS, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mlcc.recommendation import api
 
     monkeypatch.setattr(api, "READ_TIMEOUT_S", 0.3)
     endpoint.on("DescribeAIRecommendationJob", Reply(body={}, delay_s=30))
