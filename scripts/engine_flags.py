@@ -428,6 +428,7 @@ def rendered(document: dict[str, object]) -> str:
 
 
 def read_document(path: Path = FLAGS_JSON) -> dict[str, object] | None:
+    """The generated JSON document at `path` (engine_flags.json, engine_metrics.json, ...)."""
     if not path.exists():
         return None
     document = json.loads(path.read_text(encoding="utf-8"))

@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import argparse
 import ast
-import json
 import re
 import sys
 import zipfile
 from pathlib import Path
 
+from engine_flags import read_document, version_key
 from engine_flags import rendered as rendered
-from engine_flags import version_key
 from engine_flags import without as without
 
 METRICS_JSON = Path(__file__).resolve().parents[1] / "mlcc" / "facts" / "engine_metrics.json"
@@ -148,18 +147,11 @@ def merged(existing: dict[str, object] | None, wheels: list[Path]) -> dict[str, 
     return {"generated_by": GENERATOR, "about": ABOUT, "engines": ordered}
 
 
-def read_document(path: Path = METRICS_JSON) -> dict[str, object] | None:
-    if not path.exists():
-        return None
-    document = json.loads(path.read_text(encoding="utf-8"))
-    return document if isinstance(document, dict) else None
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("wheels", nargs="+", type=Path)
     args = parser.parse_args()
-    document = merged(read_document(), args.wheels)
+    document = merged(read_document(METRICS_JSON), args.wheels)
     METRICS_JSON.write_text(rendered(document))
     print(f"engine_metrics: wrote {METRICS_JSON.name}")
     return 0

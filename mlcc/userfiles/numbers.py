@@ -13,9 +13,9 @@ SHOWN_CHARACTERS = 40
 _INTEGER = re.compile(r"([+-]?)([0-9]+)")
 
 
-def shown(text: str) -> str:
+def shown(text: str, most: int = SHOWN_CHARACTERS) -> str:
     """The user's text in an error line: quoted, control characters escaped, cut when long."""
-    cut = text if len(text) <= SHOWN_CHARACTERS else text[:SHOWN_CHARACTERS] + "..."
+    cut = text if len(text) <= most else text[:most] + "..."
     return repr(cut)
 
 

@@ -10,7 +10,7 @@ when it is a whole number from 1 to MAX_SIZE, and says otherwise in one line nam
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 # No dimension, count or length of any model comes near 2^31 (the largest vocabularies are
 # about 2^18, the longest contexts 2^24); a value above it is not a model's.
@@ -66,21 +66,20 @@ def _whole(config: Mapping[str, object], key: str, least: int) -> int | None:
 
 def length(config: Mapping[str, object], key: str) -> float | None:
     """A context length: a positive number up to MAX_SIZE (some configs write 8192.0)."""
-    value = config.get(key)
-    if value is None:
-        return None
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int | float)
-        or not math.isfinite(value)
-        or not 1 <= value <= MAX_SIZE
-    ):
-        raise BadValue(f"{key} is {shown(value)}, not a length from 1 to {MAX_SIZE:,} tokens")
-    return float(value)
+    wanted = f"a length from 1 to {MAX_SIZE:,} tokens"
+    return _real(config, key, lambda value: 1 <= value <= MAX_SIZE, wanted)
 
 
 def factor(config: Mapping[str, object], key: str) -> float | None:
     """A scaling factor: a positive finite number up to MAX_FACTOR."""
+    wanted = f"a factor above 0 and at most {MAX_FACTOR:g}"
+    return _real(config, key, lambda value: 0 < value <= MAX_FACTOR, wanted)
+
+
+def _real(
+    config: Mapping[str, object], key: str, within: Callable[[float], bool], wanted: str
+) -> float | None:
+    """`key` as a finite number (not a boolean) for which `within` holds; None when absent."""
     value = config.get(key)
     if value is None:
         return None
@@ -88,9 +87,9 @@ def factor(config: Mapping[str, object], key: str) -> float | None:
         isinstance(value, bool)
         or not isinstance(value, int | float)
         or not math.isfinite(value)
-        or not 0 < value <= MAX_FACTOR
+        or not within(value)
     ):
-        raise BadValue(f"{key} is {shown(value)}, not a factor above 0 and at most {MAX_FACTOR:g}")
+        raise BadValue(f"{key} is {shown(value)}, not {wanted}")
     return float(value)
 
 
