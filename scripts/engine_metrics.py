@@ -28,8 +28,9 @@ import sys
 import zipfile
 from pathlib import Path
 
-from engine_flags import read_document, version_key
+from engine_flags import read_document as read_json_document
 from engine_flags import rendered as rendered
+from engine_flags import version_key
 from engine_flags import without as without
 
 METRICS_JSON = Path(__file__).resolve().parents[1] / "mlcc" / "facts" / "engine_metrics.json"
@@ -147,11 +148,15 @@ def merged(existing: dict[str, object] | None, wheels: list[Path]) -> dict[str, 
     return {"generated_by": GENERATOR, "about": ABOUT, "engines": ordered}
 
 
+def read_document(path: Path = METRICS_JSON) -> dict[str, object] | None:
+    return read_json_document(path)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("wheels", nargs="+", type=Path)
     args = parser.parse_args()
-    document = merged(read_document(METRICS_JSON), args.wheels)
+    document = merged(read_document(), args.wheels)
     METRICS_JSON.write_text(rendered(document))
     print(f"engine_metrics: wrote {METRICS_JSON.name}")
     return 0
