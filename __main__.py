@@ -84,7 +84,10 @@ for endpoint in stack_config.endpoints:
 # `pulumi up` ends when every endpoint serves, or fails with the reason (docs/deploy.md).
 if stack_config.deploy_wait.wait:
     wait = WaitSettings(timeout_s=stack_config.deploy_wait.timeout_seconds)
-    EndpointsReadiness("readiness", EndpointsReadinessArgs(readiness, platform.kubeconfig, wait))
+    EndpointsReadiness(
+        "readiness",
+        EndpointsReadinessArgs(readiness, platform.kubeconfig, wait, platform.kube_context),
+    )
 
 for output_name, value in platform.outputs.items():
     pulumi.export(output_name, value)

@@ -1,4 +1,4 @@
-"""Builds what the endpoints run on, in create or existing-cluster mode.
+"""Builds what the endpoints run on, in create, existing-cluster or Kubernetes-only mode.
 
 Kept out of __main__.py so the program stays a few lines. Order is by data, not by hand:
 the image builds, IAM and S3 need nothing from the cluster and run in parallel with it; the
@@ -17,13 +17,24 @@ import pulumi_kubernetes as k8s
 
 from mlcc.components.cluster import existing as existing_cluster
 from mlcc.components.cluster import iam_policies
-from mlcc.components.cluster.access import ExistingClusterAccess, ExistingClusterAccessArgs
+from mlcc.components.cluster.access import (
+    ExistingClusterAccess,
+    ExistingClusterAccessArgs,
+    KubeconfigAccess,
+    KubeconfigAccessArgs,
+)
 from mlcc.components.cluster.eks import EksCluster, EksClusterArgs
 from mlcc.components.cluster.hyperpod import HyperPodCluster, HyperPodClusterArgs
 from mlcc.components.cluster.network import Network, NetworkArgs
 from mlcc.components.images import ServeImage, ServeImageArgs
 from mlcc.components.operator import InferenceOperator, InferenceOperatorArgs
-from mlcc.config.infrastructure import ExistingCluster, NewCluster, NewNetwork, resource_base_name
+from mlcc.config.infrastructure import (
+    ExistingCluster,
+    KubeconfigCluster,
+    NewCluster,
+    NewNetwork,
+    resource_base_name,
+)
 from mlcc.config.stack import StackConfig
 from mlcc.serving.engines import EngineRelease
 
@@ -44,13 +55,18 @@ class Platform:
 
     images: dict[EngineRelease, Image]
     k8s_provider: k8s.Provider
-    kubeconfig: pulumi.Output[str]  # of k8s_provider, for the deploy wait
+    # Of k8s_provider, for the deploy wait: the kubeconfig as JSON, or a kubeconfig file's path
+    # (Kubernetes-only mode) whose context is `kube_context` ("" = its current-context).
+    kubeconfig: pulumi.Output[str]
+    kube_context: str = ""
     endpoint_depends_on: list[pulumi.Resource] = field(default_factory=list)
     outputs: dict[str, pulumi.Output[str]] = field(default_factory=dict)
 
 
 def build(config: StackConfig) -> Platform:
     cluster = config.infrastructure.cluster
+    if isinstance(cluster, KubeconfigCluster):
+        return _kubernetes_only(config, cluster)
     if isinstance(cluster, ExistingCluster):
         return _existing(config, cluster)
     return _create(config, cluster, build_images(config))
@@ -65,6 +81,18 @@ def _existing(config: StackConfig, cluster: ExistingCluster) -> Platform:
     # The same outputs as create mode, so `aws eks update-kubeconfig` works in both.
     outputs = {**_image_outputs(images), "eksClusterName": existing.eks_cluster_name}
     return Platform(images, access.provider, access.kubeconfig, outputs=outputs)
+
+
+def _kubernetes_only(config: StackConfig, cluster: KubeconfigCluster) -> Platform:
+    """Only Kubernetes objects: hp:image (required here) serves every endpoint."""
+    images = build_images(config)
+    access = KubeconfigAccess(
+        "kubeconfig-cluster", KubeconfigAccessArgs(cluster.kubeconfig, cluster.context)
+    )
+    kubeconfig = pulumi.Output.from_input(cluster.kubeconfig)
+    return Platform(
+        images, access.provider, kubeconfig, cluster.context, outputs=_image_outputs(images)
+    )
 
 
 def _warn_if_types_missing(wanted: list[str], available: list[str]) -> None:

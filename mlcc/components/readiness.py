@@ -50,8 +50,9 @@ class ReadinessTarget:
 @dataclass(frozen=True)
 class EndpointsReadinessArgs:
     targets: Sequence[ReadinessTarget]
-    kubeconfig: pulumi.Input[str]
+    kubeconfig: pulumi.Input[str]  # the kubeconfig as JSON, or a kubeconfig file's path
     settings: WaitSettings
+    context: str = ""  # of a kubeconfig file; "" = its current-context
 
 
 def applied_generation(metadata: object) -> int | None:
@@ -93,6 +94,16 @@ def _applied_target(target: ReadinessTarget) -> pulumi.Output[Target | None]:
     )
 
 
+def _kubeconfig(kubeconfig: object) -> Mapping[str, Any] | str:
+    """A file's path as it is; the kubeconfig itself (JSON text, or a map) as a map."""
+    if isinstance(kubeconfig, str) and not kubeconfig.lstrip().startswith("{"):
+        return kubeconfig
+    config = json.loads(kubeconfig) if isinstance(kubeconfig, str) else kubeconfig
+    if not isinstance(config, Mapping):
+        raise AccessError("the stack's kubeconfig is not a kubeconfig (a map)")
+    return config
+
+
 def _target(
     target: ReadinessTarget, generation: int | None, speculative: SpeculativeSpec | None
 ) -> Target | None:
@@ -114,10 +125,7 @@ async def _wait(args: EndpointsReadinessArgs, kubeconfig: Any, applied: list[Tar
         loop.call_soon_threadsafe(pulumi.log.info, line, resources[target.name])
 
     def run() -> list[Outcome]:
-        config = json.loads(kubeconfig) if isinstance(kubeconfig, str) else kubeconfig
-        if not isinstance(config, Mapping):
-            raise AccessError("the stack's kubeconfig is not a kubeconfig (a map)")
-        cluster = Cluster(api_client(config))
+        cluster = Cluster(api_client(_kubeconfig(kubeconfig), args.context or None))
         return wait_for_endpoints(cluster, targets, args.settings, progress)
 
     try:

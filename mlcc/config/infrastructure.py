@@ -93,8 +93,20 @@ class ExistingCluster:
 
 
 @dataclass(frozen=True)
+class KubeconfigCluster:
+    """Kubernetes-only mode: a cluster reached by kubeconfig, where the inference operator
+    already runs. Only Kubernetes objects are created, and no AWS API is called."""
+
+    kubeconfig: str  # the file's path, `~` expanded
+    context: str  # "" = the file's current-context
+
+
+Cluster = NewCluster | ExistingCluster | KubeconfigCluster
+
+
+@dataclass(frozen=True)
 class InfrastructureConfig:
-    cluster: NewCluster | ExistingCluster
+    cluster: Cluster
     tags: tuple[tuple[str, str], ...]
 
     @property
@@ -108,6 +120,10 @@ def parse(
     """`demand`: (instance type, nodes) the endpoints need; it sizes the default groups."""
     tags = _tags(reader, stack)
     existing = reader.string("clusterName")
+    if reader.string("kubeconfig"):
+        return InfrastructureConfig(_kubeconfig_cluster(reader, existing), tags)
+    if reader.string("kubeContext"):
+        reader.fail("kubeContext", "names a context of hp:kubeconfig, which is not set")
     if existing:
         _check_existing_name(reader, existing, region)
         _warn_create_only_keys(reader)
@@ -155,10 +171,29 @@ def _check_existing_name(reader: Reader, name: str, region: str) -> None:
         )
 
 
-def _warn_create_only_keys(reader: Reader) -> None:
+EXISTING_CLUSTER = "hp:clusterName selects an existing cluster"
+
+
+def _warn_create_only_keys(reader: Reader, why: str = EXISTING_CLUSTER) -> None:
     for name in CREATE_KEYS:
         if reader.is_set(name):
-            reader.warn(name, "ignored: hp:clusterName selects an existing cluster")
+            reader.warn(name, f"ignored: {why}")
+
+
+def _kubeconfig_cluster(reader: Reader, cluster_name: str) -> KubeconfigCluster:
+    """Kubernetes-only mode. The file itself is read where it is used (the provider, the deploy
+    wait), so that a kubeconfig refreshed by `aws eks update-kubeconfig` is read fresh."""
+    if cluster_name:
+        reader.fail(
+            "clusterName",
+            "selects an existing HyperPod cluster through AWS, and hp:kubeconfig a cluster "
+            "reached by kubeconfig alone; set one of them",
+        )
+    path = reader.string("kubeconfig").strip()
+    if not path.isprintable():
+        reader.fail("kubeconfig", f"is not a file path: {path!r}")
+    _warn_create_only_keys(reader, "hp:kubeconfig selects a cluster that already exists")
+    return KubeconfigCluster(str(Path(path).expanduser()), reader.string("kubeContext").strip())
 
 
 def _kubernetes_version(reader: Reader) -> str:

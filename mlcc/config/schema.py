@@ -241,6 +241,20 @@ _STACK_KEYS: tuple[Key, ...] = (
         "it. Empty = create the VPC, EKS, HyperPod cluster and operator.",
     ),
     Key(
+        "kubeconfig",
+        "string",
+        "",
+        "Kubernetes-only mode: the kubeconfig file (path) of a cluster where the HyperPod "
+        "inference operator already runs; the stack then creates only Kubernetes objects and "
+        "calls no AWS API, and hp:image is required. Empty = create or hp:clusterName mode.",
+    ),
+    Key(
+        "kubeContext",
+        "string",
+        "",
+        "Kubernetes-only mode: the context of hp:kubeconfig to use; empty = its current-context.",
+    ),
+    Key(
         "nvidiaDriverVersion",
         "string",
         "",

@@ -26,8 +26,9 @@ from mlcc.config.endpoints import (
     name_problem,
     parse_endpoints,
 )
-from mlcc.config.infrastructure import ExistingCluster, InfrastructureConfig
+from mlcc.config.infrastructure import InfrastructureConfig, KubeconfigCluster, NewCluster
 from mlcc.config.observability import ObservabilitySettings, parse_observability
+from mlcc.config.observability.settings import Target as ObservabilityTarget
 from mlcc.config.optimize import OptimizeSettings, parse_optimize_settings
 from mlcc.config.reader import Reader
 from mlcc.config.scaling import autoscaling as scaling
@@ -108,7 +109,8 @@ def parse(
     """Validate raw stack config (`hp:key` -> string) into a StackConfig, or raise ConfigError."""
     reader = Reader(values)
     _check_unknown_keys(reader)
-    region = _region(reader, environment_region)
+    kubernetes_only = bool(reader.string("kubeconfig"))
+    region = _region(reader, environment_region, required=not kubernetes_only)
     single_name = _single_endpoint_name(reader, stack)
     read = parse_endpoints(reader, single_name)
     infra = infrastructure.parse(
@@ -120,7 +122,7 @@ def parse(
         ),
     )
     _check_native_region(reader, region, infra, environment_region)
-    _check_cuda_fit(reader, read, isinstance(infra.cluster, ExistingCluster))
+    _check_cuda_fit(reader, read, not isinstance(infra.cluster, NewCluster))
     configs = [e.config for e in read]
     endpoints = tuple(_placed(e, infra, [c for c in configs if c is not e.config]) for e in read)
     if not reader.problems.errors:  # an endpoint's refused autoscaling would skew the counts
@@ -143,6 +145,8 @@ def parse(
         observability=_observability(reader, endpoints),
     )
     _warn_unused_stack_keys(reader, config)
+    if isinstance(infra.cluster, KubeconfigCluster):
+        _check_kubernetes_only(reader, config)
     errors = reader.problems.unique_errors()
     if errors or not endpoints:
         raise ConfigError(errors or [Problem(f"{PROJECT}:endpoints", "lists no endpoint")])
@@ -181,9 +185,12 @@ def _check_unknown_keys(reader: Reader) -> None:
             reader.problems.errors.append(Problem(shown, f"is not a known key{hint}"))
 
 
-def _region(reader: Reader, environment_region: str) -> str:
-    """aws:region (or the AWS_REGION the providers would read): one real region."""
+def _region(reader: Reader, environment_region: str, *, required: bool = True) -> str:
+    """aws:region (or the AWS_REGION the providers would read): one real region. Kubernetes-only
+    mode needs none, but one that is set must still be a region."""
     region = (reader.values.get(REGION_KEY) or environment_region).strip()
+    if not region and not required:
+        return region
     problem = aws_rules.region_problem(region)
     if problem:
         reader.problems.errors.append(Problem(REGION_KEY, problem))
@@ -196,9 +203,11 @@ def _check_native_region(
     """The aws-native provider (the HyperPod cluster) does not read aws:region, only its own
     key or AWS_REGION."""
     native = (reader.values.get(NATIVE_REGION_KEY) or environment_region).strip()
+    if isinstance(infra.cluster, KubeconfigCluster):
+        return  # no AWS provider is used
     if native and native != region:
         message = f"is {native!r} but aws:region is {region!r}; set both to the same region"
-    elif not native and not isinstance(infra.cluster, ExistingCluster):
+    elif not native and isinstance(infra.cluster, NewCluster):
         message = (
             f"is not set, and the HyperPod cluster is created through the aws-native provider, "
             f"which does not read aws:region: `pulumi config set {NATIVE_REGION_KEY} "
@@ -290,6 +299,42 @@ def _image(reader: Reader) -> str | None:
 
 
 PREFLIGHT_MODES = ("auto", "strict", "off")
+KUBERNETES_ONLY = "in Kubernetes-only mode (hp:kubeconfig)"
+
+
+def _release(release: EngineRelease) -> str:
+    return f"{release.engine.value} {release.version}"
+
+
+def _check_kubernetes_only(reader: Reader, config: StackConfig) -> None:
+    """What Kubernetes-only mode cannot do: build an image, or create anything in AWS."""
+    if not config.image:
+        reader.fail(
+            "image",
+            f"is required {KUBERNETES_ONLY}, which builds no image: set it to your serve image "
+            "of hp:engine, pinned by digest (registry/repository@sha256:...)",
+        )
+    several = len(config.endpoints) > 1
+    for index, endpoint in enumerate(config.endpoints):
+        if config.image and endpoint.engine_release != config.image_release:
+            reader.fail(
+                f"endpoints[{index}].engineVersion" if several else "engineVersion",
+                f"runs {_release(endpoint.engine_release)}, but {KUBERNETES_ONLY} the only "
+                f"image is hp:image ({_release(config.image_release)}); give the endpoint "
+                "hp:engine's engine and release",
+            )
+    if config.optimize:
+        reader.fail(
+            "optimize",
+            f"runs a SageMaker AI recommendation job, which {KUBERNETES_ONLY} does not create; "
+            "set hp:speculative* yourself or remove hp:optimize",
+        )
+    if config.observability.target is ObservabilityTarget.AMP:
+        reader.fail(
+            "observability",
+            f"target amp creates an AMP rule groups namespace in AWS, which {KUBERNETES_ONLY} "
+            "does not create; use prometheus-operator or file",
+        )
 
 
 def _observability(reader: Reader, endpoints: tuple[EndpointConfig, ...]) -> ObservabilitySettings:

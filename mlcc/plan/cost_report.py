@@ -49,7 +49,8 @@ def headline_lines(document: Mapping[str, Any] | None) -> list[str]:
         )
         for s in document.get("sources", [])
     ]
-    lines = [f"cost in {document.get('region')} (prices: {'; '.join(sources) or 'none'}):"]
+    where = f"in {document.get('region')} " if document.get("region") else ""
+    lines = [f"cost {where}(prices: {'; '.join(sources) or 'none'}):"]
     for line in document.get("lines", []):
         lines.append(f"  {_line_text(line)}")
     if not document.get("lines"):  # existing-cluster mode: the nodes are the cluster's

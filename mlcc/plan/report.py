@@ -115,6 +115,9 @@ def tree_order(registered: Sequence[Registered]) -> list[PlannedResource]:
 # --- headline -------------------------------------------------------------------------------
 
 
+CREATED = "new VPC, EKS and HyperPod cluster"
+
+
 def headline(
     stack: str,
     values: Mapping[str, str],
@@ -125,9 +128,15 @@ def headline(
     """Stack, mode, region, GPU nodes, account; per endpoint engine, model, type x count, checks."""
     region = values.get("aws:region") or "not set (aws:region)"
     cluster = values.get("hp:clusterName", "")
-    mode = "existing-cluster mode" if cluster else "create mode (new VPC, EKS and HyperPod cluster)"
-    lines = [f"stack {stack}: {mode}, region {region}"]
-    if cluster:  # its own line: an ARN is long
+    kubeconfig = values.get("hp:kubeconfig", "")
+    if kubeconfig:
+        lines = [f"stack {stack}: Kubernetes-only mode (no AWS resource, no AWS call)"]
+        context = values.get("hp:kubeContext") or "its current-context"
+        lines.append(f"cluster: kubeconfig {kubeconfig}, context {context}")
+    else:
+        mode = "existing-cluster mode" if cluster else f"create mode ({CREATED})"
+        lines = [f"stack {stack}: {mode}, region {region}"]
+    if cluster and not kubeconfig:  # its own line: an ARN is long
         lines.append(f"HyperPod cluster: {cluster}")
     groups = [_group_text(g) for r in resources if r.type == HYPERPOD_TYPE for g in _groups(r)]
     if groups:

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from mlcc.config.infrastructure import KubeconfigCluster
 from mlcc.config.stack import StackConfig
 from mlcc.preflight.account.facts import GpuMemory
 from mlcc.preflight.cost.estimate import Costing
@@ -36,6 +37,8 @@ def models_part(config: StackConfig, deadline_seconds: float) -> Outcome:
     from mlcc.preflight.account.part import gpu_memory
 
     def gpus(instance_type: str) -> GpuSpec | None:
+        if calls_no_aws(config):
+            return gpu_spec(instance_type)
         measured = gpu_memory(config, deadline_seconds).get(instance_type)
         return measured_spec(gpu_spec(instance_type), measured)
 
@@ -63,6 +66,13 @@ def pricing_part(config: StackConfig, deadline_seconds: float) -> Outcome:
 
 
 PARTS: list[Part] = [models_part, account_part, pricing_part]
+# Kubernetes-only mode creates nothing in AWS and calls no AWS API: no account, quota or price
+# to check, and each GPU's memory comes from the table, not EC2.
+AWS_FREE_PARTS: list[Part] = [models_part]
+
+
+def calls_no_aws(config: StackConfig) -> bool:
+    return isinstance(config.infrastructure.cluster, KubeconfigCluster)
 
 
 @dataclass
@@ -115,7 +125,7 @@ def deadline_seconds() -> float:
 
 def run_parts(config: StackConfig, seconds: float, parts: list[Part] | None = None) -> Outcome:
     """Every part at once; a part that fails or overruns becomes one unchecked line."""
-    chosen = PARTS if parts is None else parts
+    chosen = parts if parts is not None else AWS_FREE_PARTS if calls_no_aws(config) else PARTS
     outcomes: dict[int, Outcome] = {}
     failures: dict[int, str] = {}
 

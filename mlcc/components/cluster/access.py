@@ -1,4 +1,6 @@
-"""Access to the EKS cluster behind an existing HyperPod cluster (existing-cluster mode)."""
+"""Kubernetes providers for the clusters the stack does not create: the EKS cluster behind an
+existing HyperPod cluster (existing-cluster mode), or any cluster a kubeconfig reaches
+(Kubernetes-only mode)."""
 
 from __future__ import annotations
 
@@ -29,6 +31,37 @@ class ExistingClusterAccess(pulumi.ComponentResource):
         self.provider = k8s.Provider(
             name,
             kubeconfig=self.kubeconfig,
+            enable_server_side_apply=True,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.register_outputs({})
+
+
+@dataclass(frozen=True)
+class KubeconfigAccessArgs:
+    kubeconfig: str  # a kubeconfig file's path
+    context: str  # "" = its current-context
+
+
+class KubeconfigAccess(pulumi.ComponentResource):
+    """A Kubernetes provider for a cluster reached by a kubeconfig file (Kubernetes-only mode).
+
+    The provider gets the file's path, not its contents: credentials stay out of the state, and a
+    kubeconfig whose token was refreshed is read fresh at every run."""
+
+    def __init__(
+        self,
+        name: str,
+        args: KubeconfigAccessArgs,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("hp:index:KubeconfigAccess", name, None, opts)
+        self.kubeconfig = args.kubeconfig
+        self.context = args.context or None
+        self.provider = k8s.Provider(
+            name,
+            kubeconfig=args.kubeconfig,
+            context=self.context,
             enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self),
         )

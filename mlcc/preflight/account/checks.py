@@ -82,7 +82,7 @@ def check(config: StackConfig, facts: AccountFacts) -> Outcome:
         for instance_type in sorted({g.instance_type for g in cluster.instance_groups}):
             _check_quota(found, config, cluster, instance_type, facts)
         _check_addon_offered(found, cluster.kubernetes_version, facts)
-    elif facts.existing is not None:
+    elif isinstance(cluster, ExistingCluster) and facts.existing is not None:
         _check_existing(found, config, cluster, facts.existing, facts)
     return found.outcome()
 

@@ -138,7 +138,7 @@ def gather(config: StackConfig, deadline_seconds: float) -> AccountFacts:
     jobs["EC2 DescribeInstanceTypes"] = lambda: gpu_memory(config, deadline_seconds)
     if isinstance(cluster, NewCluster):
         jobs |= _quota_jobs(made)
-    else:
+    elif isinstance(cluster, ExistingCluster):
         jobs |= _cluster_jobs(made, cluster.name_or_arn)
     found = run_parallel(jobs, deadline.left())
     quotas: Any = {}  # an existing cluster's instances are already counted
@@ -146,7 +146,7 @@ def gather(config: StackConfig, deadline_seconds: float) -> AccountFacts:
     if isinstance(cluster, NewCluster):
         applied, defaults = found["ListServiceQuotas"], found["ListAWSDefaultServiceQuotas"]
         quotas = _quotas(types, applied, defaults)
-    else:
+    elif isinstance(cluster, ExistingCluster):
         existing = _existing(made, found, deadline)
     return AccountFacts(
         config.region,

@@ -1,0 +1,154 @@
+"""Kubernetes-only mode (hp:kubeconfig): only pulumi-kubernetes resources, and no AWS call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from program_runs import CR_TYPE, IMAGE, run_main
+
+from mlcc.config import stack as config
+from mlcc.config.infrastructure import KubeconfigCluster
+from mlcc.plan import mocks as offline
+from mlcc.preflight import run as preflight_run
+
+KUBERNETES_ONLY_TYPES = [
+    "hp:index:EndpointNamespace",
+    "hp:index:EndpointsReadiness",
+    "hp:index:InferenceEndpoint",
+    "hp:index:InferenceEndpoint",
+    "hp:index:KubeconfigAccess",
+    CR_TYPE,
+    CR_TYPE,
+    "kubernetes:core/v1:Namespace",
+    "pulumi:providers:kubernetes",
+]
+
+
+class NoCallMocks(offline.RecordingMocks):
+    """Records every invoke (data source) the program makes: AWS lookups are invokes."""
+
+    calls: list[str] = []
+
+    def call(self, args: Any) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
+        NoCallMocks.calls.append(args.token)
+        return super().call(args)
+
+
+@pytest.fixture(scope="module")
+def run() -> offline.OfflineRun:
+    patch = pytest.MonkeyPatch()
+    patch.setattr(offline, "RecordingMocks", NoCallMocks)
+    try:
+        return run_main(stack="kubernetes")
+    finally:
+        patch.undo()
+
+
+def test_only_kubernetes_resources_are_declared(run: offline.OfflineRun) -> None:
+    assert sorted(r.type for r in run.registrations) == sorted(KUBERNETES_ONLY_TYPES)
+    assert not [t for t in (r.type for r in run.registrations) if t.startswith("aws")]
+
+
+def test_no_aws_call_is_made(run: offline.OfflineRun) -> None:
+    assert NoCallMocks.calls == []
+
+
+def test_the_provider_reads_the_kubeconfig_file_and_context(run: offline.OfflineRun) -> None:
+    provider = run.one("pulumi:providers:kubernetes")
+    assert provider.inputs["kubeconfig"].endswith("/.kube/config")
+    assert not provider.inputs["kubeconfig"].startswith("~")
+    assert "context" not in provider.inputs  # "" = the file's current-context
+    assert run.outputs["image"].startswith("123456789012.dkr.ecr.us-east-1.amazonaws.com/")
+
+
+def test_the_endpoints_run_the_given_image(run: offline.OfflineRun) -> None:
+    images = {r.inputs["spec"]["worker"]["image"] for r in run.of_type(CR_TYPE)}
+    assert images == {run.outputs["image"]}
+
+
+def values(**overrides: str) -> dict[str, str]:
+    return {
+        "hp:kubeconfig": "/tmp/kubeconfig",
+        "hp:kubeContext": "lab",
+        "hp:model": "meta-llama/Llama-3.1-8B-Instruct",
+        "hp:image": IMAGE,
+        "hp:namespace": "inference",
+        **{k if ":" in k else f"hp:{k}": v for k, v in overrides.items()},
+    }
+
+
+def problems(**overrides: str) -> str:
+    with pytest.raises(config.ConfigError) as error:
+        config.parse(values(**overrides), stack="lab")
+    return str(error.value)
+
+
+def test_no_region_is_needed() -> None:
+    parsed = config.parse(values(), stack="lab").config
+    assert parsed.infrastructure.cluster == KubeconfigCluster("/tmp/kubeconfig", "lab")
+    assert parsed.region == ""
+    assert preflight_run.calls_no_aws(parsed)
+
+
+def test_a_region_that_is_set_must_still_be_one() -> None:
+    assert "aws:region" in problems(**{"aws:region": "moon-1"})
+
+
+def test_the_image_is_required() -> None:
+    text = problems(image="")
+    assert text.startswith("hp:image: is required in Kubernetes-only mode (hp:kubeconfig)")
+    assert "@sha256" in text
+
+
+def test_an_endpoint_of_another_release_is_refused() -> None:
+    endpoints = '[{"name": "a"}, {"name": "b", "engineVersion": "0.34.0"}]'
+    assert "hp:endpoints[1].engineVersion: runs vllm 0.34.0, but in Kubernetes-only" in problems(
+        endpoints=endpoints
+    )
+
+
+def test_aws_only_features_are_refused() -> None:
+    assert "hp:clusterName: selects an existing HyperPod cluster through AWS" in problems(
+        clusterName="my-cluster"
+    )
+    assert "hp:observability: target amp creates an AMP" in problems(
+        observability='{"target": "amp", "ampWorkspace": "ws-0123456789abcdef0123456789abcdef0"}'
+    )
+
+
+def test_a_context_without_a_kubeconfig_is_refused() -> None:
+    with pytest.raises(config.ConfigError) as error:
+        config.parse(
+            {**values(kubeconfig=""), "aws:region": "us-east-1", "aws-native:region": "us-east-1"},
+            stack="lab",
+        )
+    assert "hp:kubeContext: names a context of hp:kubeconfig, which is not set" in str(error.value)
+
+
+def test_create_only_keys_are_ignored_with_a_warning() -> None:
+    parsed = config.parse(values(kubernetesVersion="1.32"), stack="lab")
+    assert [str(w) for w in parsed.warnings if "kubernetesVersion" in str(w)] == [
+        "hp:kubernetesVersion: ignored: hp:kubeconfig selects a cluster that already exists"
+    ]
+
+
+def test_preflight_runs_only_the_models_part() -> None:
+    parsed = config.parse(values(), stack="lab").config
+    seen: list[str] = []
+
+    def part(name: str) -> preflight_run.Part:
+        def record(_config: config.StackConfig, _seconds: float) -> preflight_run.Outcome:
+            seen.append(name)
+            return preflight_run.Outcome()
+
+        return record
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(preflight_run, "AWS_FREE_PARTS", [part("models")])
+    patch.setattr(preflight_run, "PARTS", [part("models"), part("account"), part("prices")])
+    try:
+        preflight_run.run_parts(parsed, 1.0)
+    finally:
+        patch.undo()
+    assert seen == ["models"]
