@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from program_runs import CR_TYPE, IMAGE, run_main
@@ -28,7 +28,7 @@ KUBERNETES_ONLY_TYPES = [
 class NoCallMocks(offline.RecordingMocks):
     """Records every invoke (data source) the program makes: AWS lookups are invokes."""
 
-    calls: list[str] = []
+    calls: ClassVar[list[str]] = []
 
     def call(self, args: Any) -> tuple[dict[str, Any], list[tuple[str, str]] | None]:
         NoCallMocks.calls.append(args.token)
