@@ -39,13 +39,23 @@ progress() {
 }
 
 # fresh NAME VERSION PACKAGES: every binary is there, built at VERSION.
+# compile NAME ARGS...: `go build -v ARGS` with a progress line every 40 packages; its whole
+# output is kept in build.log, whose end is shown when the build fails.
+compile() {
+  local name=$1
+  shift
+  if ! go build -v -trimpath -ldflags "-s -w $LDFLAGS" "$@" 2>&1 | tee build.log | progress "$name"; then
+    echo "==> $name: the build failed; the end of $PWD/build.log:" >&2
+    tail -n 30 build.log >&2
+    exit 1
+  fi
+}
+
 fresh() {
-  local pkg
-  [ "$(cat "$BIN/$1.version" 2>/dev/null)" = "$2" ] || return 1
-  set -- "$1" "$2" $3
-  [ -x "$BIN/$1" ] || return 1
-  shift 3
-  for pkg in "$@"; do [ -x "$BIN/$(basename "$pkg")" ] || return 1; done
+  local pkg packages
+  read -ra packages <<<"$3"
+  [ "$(cat "$BIN/$1.version" 2>/dev/null)" = "$2" ] && [ -x "$BIN/$1" ] || return 1
+  for pkg in "${packages[@]:1}"; do [ -x "$BIN/$(basename "$pkg")" ] || return 1; done
 }
 
 k8s_cmd() { printf 'k8s.io/kubernetes/cmd/%s ' "$@"; }
@@ -55,7 +65,8 @@ k8s_cmd() { printf 'k8s.io/kubernetes/cmd/%s ' "$@"; }
 # first) in a wrapper module that requires the pinned releases (go install refuses a
 # module with replace directives; the wrapper copies the non-local ones).
 build() {
-  local name=$1 version=$2 package=$3 ldflags=$4 minutes=$5
+  local name=$1 version=$2 package=$3 minutes=$5
+  LDFLAGS=$4
   shift 5
   if fresh "$name" "$version" "$package"; then
     say "$name $version: cached ($BIN/$name)"
@@ -73,17 +84,16 @@ build() {
       if [ $replacing = 1 ]; then args+=("-replace=$item"); else args+=("-require=$item"); fi
     done
     go mod edit "${args[@]}"
-    local pkg
+    local pkg packages
+    read -ra packages <<<"$package"
     { printf '//go:build tools\n\npackage tools\n\nimport (\n'
-      for pkg in $package; do printf '\t_ "%s"\n' "$pkg"; done
+      for pkg in "${packages[@]}"; do printf '\t_ "%s"\n' "$pkg"; done
       printf ')\n'; } >tools.go
     go mod tidy
     mkdir -p out
-    go build -v -trimpath -ldflags "-s -w $ldflags" -o out/ $package 2>&1 | progress "$name"
-    set -- $package
-    mv "out/$(basename "$1")" "$BIN/$name"
-    shift
-    for pkg in "$@"; do mv "out/$(basename "$pkg")" "$BIN/$(basename "$pkg")"; done
+    compile "$name" -o out/ "${packages[@]}"
+    mv "out/$(basename "${packages[0]}")" "$BIN/$name"
+    for pkg in "${packages[@]:1}"; do mv "out/$(basename "$pkg")" "$BIN/$(basename "$pkg")"; done
   )
   echo "$version" >"$BIN/$name.version"
   say "$name $version: built"
@@ -96,12 +106,32 @@ pulumi_cli() {
     -- github.com/atotto/clipboard=github.com/tgummerer/clipboard@v0.0.0-20241001131231-d02d263e614e
 }
 
+# The provider embeds its schema with the release's version (schema-embed.json), which its own
+# `go generate` step (cmd/pulumi-resource-kubernetes/generate.go) writes from the module's
+# schema.json: so the provider is built in a copy of its module, as the release build does.
+# The copy requires the sdk module at the release instead of its repository's ../sdk.
 kubernetes_provider() {
-  build pulumi-resource-kubernetes "$K8S_PROVIDER_SDK" \
-    github.com/pulumi/pulumi-kubernetes/provider/v4/cmd/pulumi-resource-kubernetes \
-    "-X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=${K8S_PROVIDER_SDK#v}" 20 \
-    "github.com/pulumi/pulumi-kubernetes/provider/v4@$K8S_PROVIDER_MODULE_VERSION" \
-    "github.com/pulumi/pulumi-kubernetes/sdk/v4@$K8S_PROVIDER_SDK"
+  local name=pulumi-resource-kubernetes version=${K8S_PROVIDER_SDK#v}
+  local module=github.com/pulumi/pulumi-kubernetes/provider/v4
+  if fresh "$name" "$K8S_PROVIDER_SDK" ""; then
+    say "$name $K8S_PROVIDER_SDK: cached ($BIN/$name)"
+    return
+  fi
+  say "$name $K8S_PROVIDER_SDK: building (first build here: about 20 min on 2 cores)"
+  local dir=$CACHE/wrappers/$name src
+  src=$(go mod download -json "$module@$K8S_PROVIDER_MODULE_VERSION" | sed -n 's/.*"Dir": "\(.*\)",/\1/p')
+  rm -rf "$dir" && mkdir -p "$dir" && cp -r "$src" "$dir/provider" && chmod -R u+w "$dir"
+  (
+    cd "$dir/provider"
+    go mod edit -dropreplace=github.com/pulumi/pulumi-kubernetes/sdk/v4 \
+      "-require=github.com/pulumi/pulumi-kubernetes/sdk/v4@$K8S_PROVIDER_SDK"
+    go mod tidy
+    (cd "cmd/$name" && VERSION=$version go run generate.go)
+    LDFLAGS="-X $module/pkg/version.Version=$version"
+    compile "$name" -o "$BIN/$name" "./cmd/$name"
+  )
+  echo "$K8S_PROVIDER_SDK" >"$BIN/$name.version"
+  say "$name $K8S_PROVIDER_SDK: built"
 }
 
 # k8s.io/kubernetes points each staging module at ./staging: the wrapper requires them at the
@@ -131,7 +161,9 @@ kwok() {
 }
 
 started=$SECONDS
-for part in ${*:-etcd kube_apiserver kwok kubernetes_provider pulumi_cli}; do
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=(etcd kube_apiserver kwok kubernetes_provider pulumi_cli)
+for part in "${parts[@]}"; do
   "$part"
 done
 say "all parts ready in $BIN ($((SECONDS - started)) s)"

@@ -30,12 +30,14 @@ from mlcc.components.images import ServeImage, ServeImageArgs
 from mlcc.components.operator import InferenceOperator, InferenceOperatorArgs
 from mlcc.config.infrastructure import (
     ExistingCluster,
-    KubeconfigCluster,
     NewCluster,
     NewNetwork,
     resource_base_name,
 )
+from mlcc.config.kubernetes_only import KubeconfigCluster
 from mlcc.config.stack import StackConfig
+from mlcc.deploy.kubeconfig import AccessError, api_client
+from mlcc.preflight.run import PROGRAM
 from mlcc.serving.engines import EngineRelease
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -85,14 +87,28 @@ def _existing(config: StackConfig, cluster: ExistingCluster) -> Platform:
 
 def _kubernetes_only(config: StackConfig, cluster: KubeconfigCluster) -> Platform:
     """Only Kubernetes objects: hp:image (required here) serves every endpoint."""
+    path = str(Path(cluster.kubeconfig).expanduser())
+    if PROGRAM.enabled:  # not under `mlcc plan`'s mocks, which read no file of the user's
+        _check_kubeconfig(path, cluster.context)
     images = build_images(config)
+    # The provider expands `~` itself: the stack's state holds the path as the stack gives it.
     access = KubeconfigAccess(
         "kubeconfig-cluster", KubeconfigAccessArgs(cluster.kubeconfig, cluster.context)
     )
-    kubeconfig = pulumi.Output.from_input(cluster.kubeconfig)
+    kubeconfig = pulumi.Output.from_input(path)
     return Platform(
         images, access.provider, kubeconfig, cluster.context, outputs=_image_outputs(images)
     )
+
+
+def _check_kubeconfig(path: str, context: str) -> None:
+    """A kubeconfig the provider cannot read makes it treat the cluster as unreachable and
+    preview nothing: one clear error instead, before anything is created."""
+    try:
+        api_client(path, context or None)
+    except AccessError as error:
+        key = "hp:kubeContext" if context and "context" in str(error) else "hp:kubeconfig"
+        raise pulumi.RunError(f"invalid stack configuration:\n{key}: {error}") from None
 
 
 def _warn_if_types_missing(wanted: list[str], available: list[str]) -> None:

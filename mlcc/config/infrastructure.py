@@ -7,13 +7,15 @@ imports Pulumi. AWS's own limits (names, tags, regions) come from `mlcc.config.a
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from mlcc.config import kubernetes_only
 from mlcc.config.aws import rules as aws_rules
+from mlcc.config.aws.subnets import AVAILABILITY_ZONES, subnet_plan
+from mlcc.config.kubernetes_only import KubeconfigCluster
 from mlcc.config.reader import Reader
 from mlcc.config.schema import CREATE_KEYS
 
@@ -21,14 +23,8 @@ SUPPORTED_KUBERNETES_VERSIONS = ("1.28", "1.29", "1.30", "1.31", "1.32", "1.33")
 DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
 DEFAULT_GROUP_NAME = "gpu"
 DEFAULT_EBS_GB = 500
-AVAILABILITY_ZONES = 2
-# Each private subnet gets a quarter of the VPC: a /16 gives two /18s (16k addresses each),
-# room for HyperPod nodes, whose pods take VPC IPs.
-PRIVATE_SUBNET_EXTRA_BITS = 2
-PUBLIC_SUBNET_PREFIX = 24
 # The inference operator add-on runs its controller, ALB controller and KEDA here.
 INFERENCE_ADDON = "amazon-sagemaker-hyperpod-inference"  # the operator's EKS add-on
-RFC1918 = tuple(ipaddress.IPv4Network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
 
 _GROUP_NAME = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 _EC2_INSTANCE_TYPE = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")
@@ -92,15 +88,6 @@ class ExistingCluster:
     name_or_arn: str
 
 
-@dataclass(frozen=True)
-class KubeconfigCluster:
-    """Kubernetes-only mode: a cluster reached by kubeconfig, where the inference operator
-    already runs. Only Kubernetes objects are created, and no AWS API is called."""
-
-    kubeconfig: str  # the file's path, `~` expanded
-    context: str  # "" = the file's current-context
-
-
 Cluster = NewCluster | ExistingCluster | KubeconfigCluster
 
 
@@ -121,7 +108,9 @@ def parse(
     tags = _tags(reader, stack)
     existing = reader.string("clusterName")
     if reader.string("kubeconfig"):
-        return InfrastructureConfig(_kubeconfig_cluster(reader, existing), tags)
+        kube = kubernetes_only.parse_cluster(reader, existing)
+        _warn_create_only_keys(reader, kubernetes_only.WHY_IGNORED)
+        return InfrastructureConfig(kube, tags)
     if reader.string("kubeContext"):
         reader.fail("kubeContext", "names a context of hp:kubeconfig, which is not set")
     if existing:
@@ -178,22 +167,6 @@ def _warn_create_only_keys(reader: Reader, why: str = EXISTING_CLUSTER) -> None:
     for name in CREATE_KEYS:
         if reader.is_set(name):
             reader.warn(name, f"ignored: {why}")
-
-
-def _kubeconfig_cluster(reader: Reader, cluster_name: str) -> KubeconfigCluster:
-    """Kubernetes-only mode. The file itself is read where it is used (the provider, the deploy
-    wait), so that a kubeconfig refreshed by `aws eks update-kubeconfig` is read fresh."""
-    if cluster_name:
-        reader.fail(
-            "clusterName",
-            "selects an existing HyperPod cluster through AWS, and hp:kubeconfig a cluster "
-            "reached by kubeconfig alone; set one of them",
-        )
-    path = reader.string("kubeconfig").strip()
-    if not path.isprintable():
-        reader.fail("kubeconfig", f"is not a file path: {path!r}")
-    _warn_create_only_keys(reader, "hp:kubeconfig selects a cluster that already exists")
-    return KubeconfigCluster(str(Path(path).expanduser()), reader.string("kubeContext").strip())
 
 
 def _kubernetes_version(reader: Reader) -> str:
@@ -299,32 +272,6 @@ def _new_network(reader: Reader) -> NewNetwork:
         reader.fail("vpcCidr", str(error))
         private, public = (), ()
     return NewNetwork(cidr, private, public, nat_per_az)
-
-
-def subnet_plan(cidr: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Private subnets (a quarter of the VPC each) and /24 public subnets, one per AZ."""
-    try:
-        network = ipaddress.IPv4Network(cidr)
-    except ValueError:
-        raise ValueError(f"must be an IPv4 CIDR block such as 10.0.0.0/16, got {cidr!r}") from None
-    if not any(network.subnet_of(block) for block in RFC1918):
-        raise ValueError(
-            f"must be inside a private RFC 1918 range (10.0.0.0/8, 172.16.0.0/12, "
-            f"192.168.0.0/16), got {cidr}"
-        )
-    if not 16 <= network.prefixlen <= 18:
-        raise ValueError(
-            f"must be a /16 to /18 block so that each private subnet has room for "
-            f"many pod IPs, got /{network.prefixlen}"
-        )
-    quarters = list(network.subnets(prefixlen_diff=PRIVATE_SUBNET_EXTRA_BITS))
-    private = tuple(str(q) for q in quarters[:AVAILABILITY_ZONES])
-    public_pool = quarters[AVAILABILITY_ZONES]
-    public = tuple(
-        str(s)
-        for s in list(public_pool.subnets(new_prefix=PUBLIC_SUBNET_PREFIX))[:AVAILABILITY_ZONES]
-    )
-    return private, public
 
 
 def default_group_name(index: int, instance_type: str) -> str:

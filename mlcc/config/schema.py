@@ -15,6 +15,7 @@ from typing import Literal
 
 import yaml
 
+from mlcc.config import cluster_keys
 from mlcc.config.operator import keys as operator_keys
 from mlcc.engine_contract import SUPPORTED_VERSIONS
 
@@ -233,93 +234,8 @@ _STACK_KEYS: tuple[Key, ...] = (
         "How long `pulumi up` waits for the endpoints to serve; also each endpoint's "
         "maxDeployTimeInSeconds, the operator's own deadline.",
     ),
-    Key(
-        "clusterName",
-        "string",
-        "",
-        "Existing HyperPod cluster (name or ARN): create only the images and the endpoints on "
-        "it. Empty = create the VPC, EKS, HyperPod cluster and operator.",
-    ),
-    Key(
-        "kubeconfig",
-        "string",
-        "",
-        "Kubernetes-only mode: the kubeconfig file (path) of a cluster where the HyperPod "
-        "inference operator already runs; the stack then creates only Kubernetes objects and "
-        "calls no AWS API, and hp:image is required. Empty = create or hp:clusterName mode.",
-    ),
-    Key(
-        "kubeContext",
-        "string",
-        "",
-        "Kubernetes-only mode: the context of hp:kubeconfig to use; empty = its current-context.",
-    ),
-    Key(
-        "nvidiaDriverVersion",
-        "string",
-        "",
-        "NVIDIA driver of the GPU nodes (nvidia-smi), checked against the CUDA version of each "
-        "endpoint's engine image; empty = the HyperPod AMI's (docs/nvidia-facts.md).",
-    ),
-    Key(
-        "instanceGroups",
-        None,
-        [],
-        "HyperPod GPU instance groups: a list of {name, instanceType, instanceCount, "
-        "ebsVolumeSizeGb (500), threadsPerCore (1), deepHealthChecks ([InstanceStress, "
-        "InstanceConnectivity])}. Empty = one group 'gpu' of hp:instanceType, hp:replicas nodes.",
-        _C,
-    ),
-    Key("kubernetesVersion", "string", "1.33", "EKS Kubernetes version (HyperPod: 1.28-1.33).", _C),
-    Key(
-        "vpcCidr",
-        "string",
-        "10.0.0.0/16",
-        "CIDR of the VPC this program creates (RFC 1918, /16-/18; each private subnet gets a "
-        "quarter).",
-        _C,
-    ),
-    Key(
-        "natGatewayPerAz",
-        "boolean",
-        False,
-        "One NAT gateway per availability zone (resilient, costs more) instead of one.",
-        _C,
-    ),
-    Key(
-        "vpcId", "string", "", "Existing VPC id; set with hp:privateSubnetIds to skip the VPC.", _C
-    ),
-    Key(
-        "privateSubnetIds",
-        None,
-        [],
-        "Existing private subnet ids (at least two AZs, with room for many IPs).",
-        _C,
-    ),
-    Key(
-        "publicSubnetIds",
-        None,
-        [],
-        "Existing public subnet ids (for internet-facing load balancers).",
-        _C,
-    ),
-    Key(
-        "systemNodeInstanceType",
-        "string",
-        "m5.xlarge",
-        "EC2 type of the CPU node group for the operator, cert-manager, CoreDNS (x86_64).",
-        _C,
-    ),
-    Key("systemNodeCount", "integer", 2, "Nodes in the CPU system node group.", _C),
-    Key(
-        "hyperpodDependenciesChart",
-        "string",
-        "",
-        "Path to a checkout's sagemaker-hyperpod-cli/helm_chart/HyperPodHelmChart: installs "
-        "AWS's full dependencies chart (health monitoring agent, deep health checks, device "
-        "plugins). Empty = only the published NVIDIA and EFA device plugin charts.",
-        _C,
-    ),
+)
+_LATER_STACK_KEYS: tuple[Key, ...] = (
     Key("tags", None, {}, "Extra AWS tags for every taggable resource (a map)."),
     Key(
         "preflight",
@@ -352,7 +268,17 @@ _OPERATOR_KEYS = tuple(
     Key(name, cli_type, default, description, Scope.ENDPOINT if per_endpoint else Scope.STACK)
     for name, cli_type, default, description, per_endpoint in operator_keys.ROWS
 )
-KEYS: tuple[Key, ...] = (*_ENDPOINT_KEYS, *_OPERATOR_KEYS, *_STACK_KEYS)
+_CLUSTER_KEYS = tuple(
+    Key(name, cli_type, default, description, Scope.CREATE if create_only else Scope.STACK)
+    for name, cli_type, default, description, create_only in cluster_keys.ROWS
+)
+KEYS: tuple[Key, ...] = (
+    *_ENDPOINT_KEYS,
+    *_OPERATOR_KEYS,
+    *_STACK_KEYS,
+    *_CLUSTER_KEYS,
+    *_LATER_STACK_KEYS,
+)
 KEYS_BY_NAME: dict[str, Key] = {key.name: key for key in KEYS}
 KEYS_BY_QUALIFIED: dict[str, Key] = {key.qualified: key for key in KEYS}
 ENDPOINT_KEYS: tuple[str, ...] = tuple(k.name for k in KEYS if k.scope is Scope.ENDPOINT)

@@ -14,7 +14,7 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 
-from mlcc.config import infrastructure
+from mlcc.config import infrastructure, kubernetes_only
 from mlcc.config.aws import capacity, cuda_fit
 from mlcc.config.aws import rules as aws_rules
 from mlcc.config.budget import Budget, parse_budget
@@ -26,9 +26,9 @@ from mlcc.config.endpoints import (
     name_problem,
     parse_endpoints,
 )
-from mlcc.config.infrastructure import InfrastructureConfig, KubeconfigCluster, NewCluster
+from mlcc.config.infrastructure import InfrastructureConfig, NewCluster
+from mlcc.config.kubernetes_only import KubeconfigCluster
 from mlcc.config.observability import ObservabilitySettings, parse_observability
-from mlcc.config.observability.settings import Target as ObservabilityTarget
 from mlcc.config.optimize import OptimizeSettings, parse_optimize_settings
 from mlcc.config.reader import Reader
 from mlcc.config.scaling import autoscaling as scaling
@@ -109,8 +109,8 @@ def parse(
     """Validate raw stack config (`hp:key` -> string) into a StackConfig, or raise ConfigError."""
     reader = Reader(values)
     _check_unknown_keys(reader)
-    kubernetes_only = bool(reader.string("kubeconfig"))
-    region = _region(reader, environment_region, required=not kubernetes_only)
+    aws_free = bool(reader.string("kubeconfig"))
+    region = _region(reader, environment_region, required=not aws_free)
     single_name = _single_endpoint_name(reader, stack)
     read = parse_endpoints(reader, single_name)
     infra = infrastructure.parse(
@@ -146,7 +146,7 @@ def parse(
     )
     _warn_unused_stack_keys(reader, config)
     if isinstance(infra.cluster, KubeconfigCluster):
-        _check_kubernetes_only(reader, config)
+        kubernetes_only.check_stack(reader, config)
     errors = reader.problems.unique_errors()
     if errors or not endpoints:
         raise ConfigError(errors or [Problem(f"{PROJECT}:endpoints", "lists no endpoint")])
@@ -299,42 +299,6 @@ def _image(reader: Reader) -> str | None:
 
 
 PREFLIGHT_MODES = ("auto", "strict", "off")
-KUBERNETES_ONLY = "in Kubernetes-only mode (hp:kubeconfig)"
-
-
-def _release(release: EngineRelease) -> str:
-    return f"{release.engine.value} {release.version}"
-
-
-def _check_kubernetes_only(reader: Reader, config: StackConfig) -> None:
-    """What Kubernetes-only mode cannot do: build an image, or create anything in AWS."""
-    if not config.image:
-        reader.fail(
-            "image",
-            f"is required {KUBERNETES_ONLY}, which builds no image: set it to your serve image "
-            "of hp:engine, pinned by digest (registry/repository@sha256:...)",
-        )
-    several = len(config.endpoints) > 1
-    for index, endpoint in enumerate(config.endpoints):
-        if config.image and endpoint.engine_release != config.image_release:
-            reader.fail(
-                f"endpoints[{index}].engineVersion" if several else "engineVersion",
-                f"runs {_release(endpoint.engine_release)}, but {KUBERNETES_ONLY} the only "
-                f"image is hp:image ({_release(config.image_release)}); give the endpoint "
-                "hp:engine's engine and release",
-            )
-    if config.optimize:
-        reader.fail(
-            "optimize",
-            f"runs a SageMaker AI recommendation job, which {KUBERNETES_ONLY} does not create; "
-            "set hp:speculative* yourself or remove hp:optimize",
-        )
-    if config.observability.target is ObservabilityTarget.AMP:
-        reader.fail(
-            "observability",
-            f"target amp creates an AMP rule groups namespace in AWS, which {KUBERNETES_ONLY} "
-            "does not create; use prometheus-operator or file",
-        )
 
 
 def _observability(reader: Reader, endpoints: tuple[EndpointConfig, ...]) -> ObservabilitySettings:

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from mlcc.config.infrastructure import KubeconfigCluster
+from mlcc.config.kubernetes_only import KubeconfigCluster
 from mlcc.config.stack import StackConfig
 from mlcc.preflight.account.facts import GpuMemory
 from mlcc.preflight.cost.estimate import Costing

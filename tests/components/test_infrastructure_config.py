@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from mlcc.config.aws.subnets import subnet_plan
 from mlcc.config.infrastructure import (
     DEEP_HEALTH_CHECKS,
     ExistingCluster,
@@ -13,7 +14,6 @@ from mlcc.config.infrastructure import (
     InstanceGroup,
     NewCluster,
     NewNetwork,
-    subnet_plan,
 )
 from mlcc.config.stack import ConfigError, Parsed, parse
 

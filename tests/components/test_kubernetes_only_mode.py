@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from program_runs import CR_TYPE, IMAGE, run_main
+from program_runs import CR_TYPE, IMAGE, REPO, in_repo, run_main, stack_values
 
 from mlcc.config import stack as config
-from mlcc.config.infrastructure import KubeconfigCluster
+from mlcc.config.kubernetes_only import KubeconfigCluster
 from mlcc.plan import mocks as offline
 from mlcc.preflight import run as preflight_run
 
@@ -56,8 +57,9 @@ def test_no_aws_call_is_made(run: offline.OfflineRun) -> None:
 
 def test_the_provider_reads_the_kubeconfig_file_and_context(run: offline.OfflineRun) -> None:
     provider = run.one("pulumi:providers:kubernetes")
-    assert provider.inputs["kubeconfig"].endswith("/.kube/config")
-    assert not provider.inputs["kubeconfig"].startswith("~")
+    # As the stack gives it: the provider expands `~` itself, and the state is the same on
+    # every machine.
+    assert provider.inputs["kubeconfig"] == "~/.kube/config"
     assert "context" not in provider.inputs  # "" = the file's current-context
     assert run.outputs["image"].startswith("123456789012.dkr.ecr.us-east-1.amazonaws.com/")
 
@@ -65,6 +67,42 @@ def test_the_provider_reads_the_kubeconfig_file_and_context(run: offline.Offline
 def test_the_endpoints_run_the_given_image(run: offline.OfflineRun) -> None:
     images = {r.inputs["spec"]["worker"]["image"] for r in run.of_type(CR_TYPE)}
     assert images == {run.outputs["image"]}
+
+
+def run_for_real(tmp_path: Path, **overrides: str) -> offline.OfflineRun:
+    """As `pulumi preview`/`up` run it: the program's own checks on (preflight off)."""
+    values = stack_values("kubernetes", {"hp:preflight": "off", **overrides})
+    with in_repo():
+        return offline.run(
+            offline.program_file(REPO / "__main__.py"),
+            config=values.values,
+            secret_keys=values.secret_keys,
+            stack="kubernetes",
+            preflight=True,
+        )
+
+
+def test_a_missing_kubeconfig_is_one_error_before_anything_is_created(tmp_path: Path) -> None:
+    with pytest.raises(Exception, match=r"hp:kubeconfig: kubeconfig .*/missing: no such file"):
+        run_for_real(tmp_path, **{"hp:kubeconfig": str(tmp_path / "missing")})
+
+
+def test_a_context_the_kubeconfig_lacks_is_one_error(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "config"
+    kubeconfig.write_text(KUBECONFIG)
+    with pytest.raises(Exception, match=r"hp:kubeContext: .*Expected object with name other"):
+        run_for_real(tmp_path, **{"hp:kubeconfig": str(kubeconfig), "hp:kubeContext": "other"})
+    run = run_for_real(tmp_path, **{"hp:kubeconfig": str(kubeconfig), "hp:kubeContext": "lab"})
+    assert run.one("pulumi:providers:kubernetes").inputs["context"] == "lab"
+
+
+KUBECONFIG = """apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}]
+contexts: [{name: lab, context: {cluster: c, user: u}}]
+users: [{name: u, user: {token: t}}]
+current-context: lab
+"""
 
 
 def values(**overrides: str) -> dict[str, str]:
