@@ -73,6 +73,7 @@ build() {
     return
   fi
   say "$name $version: building (first build here: about $minutes min on 2 cores)"
+  local began=$SECONDS
   local dir=$CACHE/wrappers/$name
   rm -rf "$dir" && mkdir -p "$dir"
   (
@@ -96,7 +97,7 @@ build() {
     for pkg in "${packages[@]:1}"; do mv "out/$(basename "$pkg")" "$BIN/$(basename "$pkg")"; done
   )
   echo "$version" >"$BIN/$name.version"
-  say "$name $version: built"
+  say "$name $version: built in $((SECONDS - began)) s"
 }
 
 pulumi_cli() {
@@ -118,6 +119,7 @@ kubernetes_provider() {
     return
   fi
   say "$name $K8S_PROVIDER_SDK: building (first build here: about 20 min on 2 cores)"
+  local began=$SECONDS
   local dir=$CACHE/wrappers/$name src
   src=$(go mod download -json "$module@$K8S_PROVIDER_MODULE_VERSION" | sed -n 's/.*"Dir": "\(.*\)",/\1/p')
   rm -rf "$dir" && mkdir -p "$dir" && cp -r "$src" "$dir/provider" && chmod -R u+w "$dir"
@@ -131,7 +133,7 @@ kubernetes_provider() {
     compile "$name" -o "$BIN/$name" "./cmd/$name"
   )
   echo "$K8S_PROVIDER_SDK" >"$BIN/$name.version"
-  say "$name $K8S_PROVIDER_SDK: built"
+  say "$name $K8S_PROVIDER_SDK: built in $((SECONDS - began)) s"
 }
 
 # k8s.io/kubernetes points each staging module at ./staging: the wrapper requires them at the

@@ -46,7 +46,12 @@ class Result:
     seconds: float
 
     def __str__(self) -> str:
-        return f"$ {' '.join(self.command)} -> exit {self.code} in {self.seconds:.0f} s\n{self.output}"
+        head = f"$ {' '.join(self.command)} -> exit {self.code} in {self.seconds:.0f} s"
+        return f"{head}\n{self.output}"
+
+    def check(self) -> Result:
+        assert self.code == 0, str(self)
+        return self
 
 
 @dataclass
@@ -79,15 +84,15 @@ class PulumiProject:
             **self.extra_env,
         }
 
-    def cli(self, *args: str, timeout: float = 120) -> Checked:
+    def cli(self, *args: str, timeout: float = 120) -> Result:
         """The real CLI alone: config, stack, export. Commands that run the program use `run`."""
         return self._call([str(BIN / "pulumi"), *args], timeout)
 
-    def run(self, *args: str, timeout: float = 600) -> Checked:
-        """`pulumi <args>` on the program (preview, up, refresh, destroy): tests/e2e/pulumi_run.py."""
+    def run(self, *args: str, timeout: float = 600) -> Result:
+        """`pulumi <args>` on the program (preview, up, refresh, destroy), by pulumi_run.py."""
         return self._call([sys.executable, str(RUNNER), *args, "--stack", self.stack], timeout)
 
-    def _call(self, command: list[str], timeout: float) -> Checked:
+    def _call(self, command: list[str], timeout: float) -> Result:
         started = time.monotonic()
         done = subprocess.run(
             command,
@@ -100,13 +105,7 @@ class PulumiProject:
             check=False,
         )
         shown = [Path(command[0]).name, *command[1:]]
-        return Checked(shown, done.returncode, done.stdout, time.monotonic() - started)
+        return Result(shown, done.returncode, done.stdout, time.monotonic() - started)
 
     def config_set(self, key: str, value: str, *flags: str) -> None:
         self.cli("config", "set", *flags, key, value, "--stack", self.stack).check()
-
-
-class Checked(Result):
-    def check(self) -> Checked:
-        assert self.code == 0, str(self)
-        return self

@@ -23,6 +23,7 @@ from mlcc.cli.verify import wait as verify_wait
 from mlcc.cli.verify.reads import ClusterError
 from mlcc.config import stack as stack_config
 from mlcc.config.endpoints import EndpointConfig
+from mlcc.config.kubernetes_only import KubeconfigCluster
 from mlcc.deploy.cluster import DEFAULT_REQUEST_TIMEOUT_S, Cluster
 from mlcc.deploy.kubeconfig import EXEC_PLUGIN_TIMEOUT_S, api_client
 from mlcc.deploy.verify import Check, all_passed, expectation_for, verify_endpoint
@@ -95,12 +96,14 @@ def run(args: argparse.Namespace, wait_timings: WaitSettings | None = None) -> i
             file=sys.stderr,
         )
         return EXIT_USAGE
+    kubeconfig, context = stack_kubeconfig(args, config)
     try:
         # The exec plugin's limit is within --timeout too: no read outlasts the wait.
         plugin_s = min(EXEC_PLUGIN_TIMEOUT_S, (args.timeout or 1e9) * 60) if args.wait else None
-        cluster = kube_cluster(args.kubeconfig, args.context, args.request_timeout, plugin_s)
+        cluster = kube_cluster(kubeconfig, context, args.request_timeout, plugin_s)
     except Exception as error:  # the client's ConfigException and file errors alike
-        line = kube_access_error(args.kubeconfig, config.stack, region, error)
+        aws_free = isinstance(config.infrastructure.cluster, KubeconfigCluster)
+        line = kube_access_error(kubeconfig, config.stack, region, error, aws_free)
         print(printable(line), file=sys.stderr)
         return EXIT_FAILED
     if args.wait:
@@ -152,8 +155,24 @@ def _verify_one(
     return all_passed(checks)
 
 
+def stack_kubeconfig(
+    args: argparse.Namespace, config: stack_config.StackConfig
+) -> tuple[str | None, str | None]:
+    """--kubeconfig and --context, else a Kubernetes-only stack's hp:kubeconfig and
+    hp:kubeContext (the cluster `pulumi up` deployed to), else the client's defaults."""
+    cluster = config.infrastructure.cluster
+    if args.kubeconfig or not isinstance(cluster, KubeconfigCluster):
+        return args.kubeconfig, args.context
+    path = str(Path(cluster.kubeconfig).expanduser())
+    return path, args.context or cluster.context or None
+
+
 def kube_access_error(
-    kubeconfig: str | None, stack: str, region: str | None, error: Exception
+    kubeconfig: str | None,
+    stack: str,
+    region: str | None,
+    error: Exception,
+    kubernetes_only: bool = False,
 ) -> str:
     """One line: which kubeconfig failed, why, and the command that writes a working one."""
     path = shown_path(
@@ -167,9 +186,14 @@ def kube_access_error(
         f"{f' --region {region}' if region else ''}"
         f"{f' --kubeconfig {kubeconfig}' if kubeconfig else ''}"
     )
+    fix = (
+        "check hp:kubeconfig and hp:kubeContext (or give --kubeconfig, --context)"
+        if kubernetes_only
+        else f"write it with: {write_it}"
+    )
     return (
         f"mlcc verify: error: cannot configure Kubernetes access from kubeconfig {path}: {reason}; "
-        f"write it with: {write_it}"
+        f"{fix}"
     )
 
 
