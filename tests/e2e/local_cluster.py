@@ -261,6 +261,9 @@ class LocalCluster:
             "--kubelet-preferred-address-types=InternalIP",
             "--allow-privileged=true",
             "--enable-priority-and-fairness=false",  # fewer start-up hooks; nothing to share
+            # It taints every new node not-ready until the node lifecycle controller, which is
+            # not run (kwok's nodes never heartbeat), sees the node Ready.
+            "--disable-admission-plugins=TaintNodesByCondition",
         ]
 
     def _component_auth(self) -> list[str]:
