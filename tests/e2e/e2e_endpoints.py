@@ -8,6 +8,8 @@ from typing import Any
 
 import verify_samples as s
 import yaml
+from kubernetes.client.exceptions import ApiException
+from local_cluster import core_api, custom_api
 
 from mlcc.facts.operator import GROUP, KIND, PLURAL, VERSION
 
@@ -42,16 +44,13 @@ def stack_file(**overrides: str | None) -> str:
 
 def apply(api: Any, endpoint: dict[str, Any]) -> dict[str, Any]:
     """Create the endpoint's namespace (when new) and the endpoint."""
-    from kubernetes import client as k8s
-    from kubernetes.client.exceptions import ApiException
-
     namespace = endpoint["metadata"]["namespace"]
     try:
-        k8s.CoreV1Api(api).create_namespace({"metadata": {"name": namespace}})
+        core_api(api).create_namespace({"metadata": {"name": namespace}})
     except ApiException as error:
         if error.status != 409:
             raise
-    custom = k8s.CustomObjectsApi(api)
+    custom = custom_api(api)
     created: dict[str, Any] = custom.create_namespaced_custom_object(
         GROUP, VERSION, namespace, PLURAL, endpoint
     )
@@ -59,9 +58,7 @@ def apply(api: Any, endpoint: dict[str, Any]) -> dict[str, Any]:
 
 
 def read(api: Any, namespace: str, name: str) -> dict[str, Any]:
-    from kubernetes import client as k8s
-
-    found: dict[str, Any] = k8s.CustomObjectsApi(api).get_namespaced_custom_object(
+    found: dict[str, Any] = custom_api(api).get_namespaced_custom_object(
         GROUP, VERSION, namespace, PLURAL, name
     )
     return found
@@ -69,8 +66,6 @@ def read(api: Any, namespace: str, name: str) -> dict[str, Any]:
 
 def wait_gone(api: Any, namespace: str, name: str, timeout_s: float) -> float:
     """Seconds until the endpoint is gone; TimeoutError past `timeout_s`."""
-    from kubernetes.client.exceptions import ApiException
-
     started = time.monotonic()
     while time.monotonic() - started < timeout_s:
         try:

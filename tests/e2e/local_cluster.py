@@ -384,6 +384,10 @@ def custom_api(api: Any) -> Any:
     return k8s.CustomObjectsApi(api)
 
 
+def apps_api(api: Any) -> Any:
+    return k8s.AppsV1Api(api)
+
+
 def extensions_api(api: Any) -> Any:
     return k8s.ApiextensionsV1Api(api)
 

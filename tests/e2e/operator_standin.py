@@ -59,9 +59,8 @@ from types import TracebackType
 from typing import Any
 
 import engine_logs
-from kubernetes import client as k8s
 from kubernetes.client.exceptions import ApiException
-from local_cluster import INSTANCE_TYPE_LABEL, LocalCluster, core_api, custom_api
+from local_cluster import INSTANCE_TYPE_LABEL, LocalCluster, apps_api, core_api, custom_api
 from serve_harness import serve
 from stories import Story
 
@@ -243,7 +242,7 @@ class OperatorStandIn:
             return
         if (endpoint.get("status") or {}).get("state") != DELETING:
             self._patch_status(endpoint, {"state": DELETING})
-        apps = k8s.AppsV1Api(self._api)
+        apps = apps_api(self._api)
         try:
             found = _json(apps.read_namespaced_deployment, meta["name"], meta["namespace"])
         except ApiException as error:
@@ -262,7 +261,7 @@ class OperatorStandIn:
 
     def _ensure_deployment(self, endpoint: dict[str, Any]) -> dict[str, Any]:
         meta = endpoint["metadata"]
-        apps = k8s.AppsV1Api(self._api)
+        apps = apps_api(self._api)
         wanted = deployment_for(endpoint)
         try:
             found = _json(apps.read_namespaced_deployment, meta["name"], meta["namespace"])

@@ -4,6 +4,7 @@ and run by kwok, logs read through the real API server."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -12,11 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import e2e_endpoints as e
-import pytest
 import verify_samples as s
 from crd_schema import crd_validator
-from kubernetes import client as k8s
-from local_cluster import LocalCluster
+from local_cluster import LocalCluster, apps_api, core_api, custom_api, extensions_api
 from operator_standin import FINALIZER, WORKER, OperatorStandIn
 from stories import crash_loop, registration_failure, slow_success, wrong_speculation
 
@@ -52,11 +51,13 @@ def deploy(cluster: LocalCluster, namespace: str, **stack: str | None) -> dict[s
 
 
 def verify(cluster: LocalCluster, project: Path) -> subprocess.CompletedProcess[str]:
-    """The real `mlcc verify` CLI, as a user runs it after `pulumi up`."""
+    """The real `mlcc verify` CLI, as a user runs it after `pulumi up`, on this checkout's code
+    (the venv's editable install may point at another one)."""
     mlcc = Path(sys.executable).with_name("mlcc")
     argv = [str(mlcc), "verify", "--project-dir", str(project), "--stack", "dev"]
     argv += ["--kubeconfig", str(cluster.kubeconfig), "--request-timeout", "5"]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False, env=env)
 
 
 def project(tmp_path: Path, namespace: str) -> Path:
@@ -66,7 +67,7 @@ def project(tmp_path: Path, namespace: str) -> Path:
 
 
 def worker_pods(cluster: LocalCluster, namespace: str) -> list[Any]:
-    core = k8s.CoreV1Api(cluster.api_client())
+    core = core_api(cluster.api_client())
     pods = core.list_namespaced_pod(namespace, label_selector=f"app={NAME}").items
     return [p for p in pods if p.metadata.deletion_timestamp is None]
 
@@ -81,19 +82,19 @@ def assert_status_valid(cluster: LocalCluster, namespace: str) -> dict[str, Any]
 
 def test_the_cluster_starts_and_serves(cluster: LocalCluster) -> None:
     assert cluster.startup_s < 30, f"startup took {cluster.startup_s:.1f} s"
-    nodes = k8s.CoreV1Api(cluster.api_client()).list_node().items
+    nodes = core_api(cluster.api_client()).list_node().items
     assert len(nodes) >= 1
     node = nodes[0]
     assert node.status.allocatable["nvidia.com/gpu"] == "4"
     assert node.metadata.labels["node.kubernetes.io/instance-type"] == "ml.g5.12xlarge"
     assert node.status.daemon_endpoints.kubelet_endpoint.port == cluster.kubelet_port
-    crds = k8s.ApiextensionsV1Api(cluster.api_client()).list_custom_resource_definition()
+    crds = extensions_api(cluster.api_client()).list_custom_resource_definition()
     names = {c.metadata.name for c in crds.items}
     assert "inferenceendpointconfigs.inference.sagemaker.aws.amazon.com" in names
 
 
 def test_a_written_pod_log_is_read_back_through_the_api_server(cluster: LocalCluster) -> None:
-    core = k8s.CoreV1Api(cluster.api_client())
+    core = core_api(cluster.api_client())
     pod = {
         "metadata": {"name": "logger", "namespace": "default"},
         "spec": {"containers": [{"name": WORKER, "image": s.IMAGE}]},
@@ -136,7 +137,7 @@ def test_an_update_rolls_the_pods_and_serves_the_new_generation(
     deploy(cluster, "update")
     assert wait(cluster, "update", generation=1)[0].serving
     changed = e.rendered_endpoint(namespace="update", speculativeNumTokens="3")
-    k8s.CustomObjectsApi(api).patch_namespaced_custom_object(
+    custom_api(api).patch_namespaced_custom_object(
         e.GROUP, e.VERSION, "update", e.PLURAL, NAME, {"spec": changed["spec"]}
     )
     outcome, lines = wait(cluster, "update", generation=2, speculativeNumTokens="3")
@@ -162,7 +163,7 @@ def test_a_crash_loop_fails_the_wait_naming_the_engine_error(
     assert assert_status_valid(cluster, "crash")["status"]["state"] == "DeploymentInProgress"
     [pod] = worker_pods(cluster, "crash")
     assert pod.status.container_statuses[0].last_state.terminated.exit_code == 1
-    events = k8s.CoreV1Api(cluster.api_client()).list_namespaced_event("crash").items
+    events = core_api(cluster.api_client()).list_namespaced_event("crash").items
     assert any(x.reason == "BackOff" and x.type == "Warning" for x in events)
 
 
@@ -204,10 +205,8 @@ def test_deleting_the_endpoint_waits_for_the_finalizer_then_completes(
     standin.stories["gone/hp-dev"] = fast
     deploy(cluster, "gone")
     assert wait(cluster, "gone", generation=1)[0].serving
-    k8s.CustomObjectsApi(api).delete_namespaced_custom_object(
-        e.GROUP, e.VERSION, "gone", e.PLURAL, NAME
-    )
+    custom_api(api).delete_namespaced_custom_object(e.GROUP, e.VERSION, "gone", e.PLURAL, NAME)
     e.wait_gone(api, "gone", NAME, timeout_s=30)
     assert worker_pods(cluster, "gone") == []
-    deployments = k8s.AppsV1Api(api).list_namespaced_deployment("gone").items
+    deployments = apps_api(api).list_namespaced_deployment("gone").items
     assert deployments == []
