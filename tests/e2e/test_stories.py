@@ -19,7 +19,7 @@ import yaml
 from kubernetes.client.exceptions import ApiException
 from local_cluster import LocalCluster, core_api, custom_api
 from operator_standin import OperatorStandIn
-from pulumi_project import REPO, PulumiProject, Result, install_provider
+from pulumi_project import BIN, PROVIDER, REPO, PulumiProject, Result, install_provider
 from stories import crash_loop, slow_success, wrong_speculation
 from test_readme_commands import code_lines
 
@@ -28,6 +28,10 @@ from mlcc.facts.operator import GROUP, PLURAL, VERSION
 IMAGE = (
     "123456789012.dkr.ecr.us-east-1.amazonaws.com/hp-vllm@sha256:"
     "4b1e0c5d9f3a2b7c8e6d5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c"
+)
+pytestmark = pytest.mark.skipif(
+    bool(missing := [n for n in ("pulumi", PROVIDER) if not (BIN / n).is_file()]),
+    reason=f"not built in {BIN}: {', '.join(missing)} (run scripts/build_e2e.sh)",
 )
 CR_TYPE = "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig"
 ENGINE_ERROR = "ValueError: num_speculative_tokens must be positive, got 0 (e2e)"
