@@ -124,6 +124,29 @@ def test_the_kubeconfig_context_chosen_is_the_one_used(project: Path) -> None:
     assert [path for path, _ in paths(api)].count(ENDPOINT_PATH) == 1
 
 
+def test_a_kubernetes_only_stack_is_verified_on_its_own_kubeconfig_and_context(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --kubeconfig, the cluster `pulumi up` deployed to: hp:kubeconfig, hp:kubeContext."""
+    with FakeKubeApi([healthy_scene()]) as api:
+        kubeconfig = api.kubeconfig(project / "kubeconfig")
+        config = yaml.safe_load(kubeconfig.read_text())
+        config["clusters"].append({"name": "gone", "cluster": {"server": "http://127.0.0.1:9"}})
+        config["contexts"].append({"name": "hp", "context": {"cluster": "gone", "user": "fake"}})
+        config["current-context"] = "hp"
+        kubeconfig.write_text(yaml.safe_dump(config), encoding="utf-8")
+        stack = STACK_FILE.replace("  aws:region: us-east-1\n  aws-native:region: us-east-1\n", "")
+        stack += f"  hp:kubeconfig: {kubeconfig}\n  hp:kubeContext: fake\n"
+        (project / "Pulumi.dev.yaml").write_text(stack, encoding="utf-8")
+        assert verify_cli.run(parse("--project-dir", str(project))) == 0
+        unknown_context = stack.replace("kubeContext: fake", "kubeContext: x")
+        (project / "Pulumi.dev.yaml").write_text(unknown_context, encoding="utf-8")
+        assert verify_cli.run(parse("--project-dir", str(project))) == 1
+    error = capsys.readouterr().err
+    assert "check hp:kubeconfig and hp:kubeContext" in error
+    assert "aws eks update-kubeconfig" not in error
+
+
 def test_namespace_overrides_the_stack_and_endpoint_picks_one_of_its_endpoints(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
