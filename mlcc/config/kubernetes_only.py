@@ -7,15 +7,12 @@ wait), so a kubeconfig refreshed by `aws eks update-kubeconfig` is read fresh.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from mlcc.config.observability.settings import Target as ObservabilityTarget
 from mlcc.config.reader import Reader
 from mlcc.serving.engines import EngineRelease
-
-if TYPE_CHECKING:
-    from mlcc.config.stack import StackConfig
 
 MODE = "in Kubernetes-only mode (hp:kubeconfig)"
 WHY_IGNORED = "hp:kubeconfig selects a cluster that already exists"
@@ -40,7 +37,18 @@ def parse_cluster(reader: Reader, cluster_name: str) -> KubeconfigCluster:
     return KubeconfigCluster(path, reader.string("kubeContext").strip())
 
 
-def check_stack(reader: Reader, config: StackConfig) -> None:
+@dataclass(frozen=True)
+class Wanted:
+    """What a stack asks for that this mode may not have (from the parsed StackConfig)."""
+
+    image: str | None  # hp:image
+    image_release: EngineRelease  # hp:engine's
+    releases: Sequence[EngineRelease]  # each endpoint's, in order
+    optimize: bool  # hp:optimize set
+    observability: ObservabilityTarget
+
+
+def check_stack(reader: Reader, config: Wanted) -> None:
     """What this mode cannot do: build an image, or create anything in AWS."""
     if not config.image:
         reader.fail(
@@ -48,12 +56,12 @@ def check_stack(reader: Reader, config: StackConfig) -> None:
             f"is required {MODE}, which builds no image: set it to your serve image of "
             "hp:engine, pinned by digest (registry/repository@sha256:...)",
         )
-    several = len(config.endpoints) > 1
-    for index, endpoint in enumerate(config.endpoints):
-        if config.image and endpoint.engine_release != config.image_release:
+    several = len(config.releases) > 1
+    for index, release in enumerate(config.releases):
+        if config.image and release != config.image_release:
             reader.fail(
                 f"endpoints[{index}].engineVersion" if several else "engineVersion",
-                f"runs {_release(endpoint.engine_release)}, but {MODE} the only image is "
+                f"runs {_release(release)}, but {MODE} the only image is "
                 f"hp:image ({_release(config.image_release)}); give the endpoint hp:engine's "
                 "engine and release",
             )
@@ -63,7 +71,7 @@ def check_stack(reader: Reader, config: StackConfig) -> None:
             f"runs a SageMaker AI recommendation job, which {MODE} does not create; set "
             "hp:speculative* yourself or remove hp:optimize",
         )
-    if config.observability.target is ObservabilityTarget.AMP:
+    if config.observability is ObservabilityTarget.AMP:
         reader.fail(
             "observability",
             f"target amp creates an AMP rule groups namespace in AWS, which {MODE} does not "

@@ -146,11 +146,21 @@ def parse(
     )
     _warn_unused_stack_keys(reader, config)
     if isinstance(infra.cluster, KubeconfigCluster):
-        kubernetes_only.check_stack(reader, config)
+        kubernetes_only.check_stack(reader, _wanted(config))
     errors = reader.problems.unique_errors()
     if errors or not endpoints:
         raise ConfigError(errors or [Problem(f"{PROJECT}:endpoints", "lists no endpoint")])
     return Parsed(config, tuple(reader.problems.unique_warnings()))
+
+
+def _wanted(config: StackConfig) -> kubernetes_only.Wanted:
+    return kubernetes_only.Wanted(
+        image=config.image,
+        image_release=config.image_release,
+        releases=[e.engine_release for e in config.endpoints],
+        optimize=config.optimize is not None,
+        observability=config.observability.target,
+    )
 
 
 def _warn_unused_stack_keys(reader: Reader, config: StackConfig) -> None:

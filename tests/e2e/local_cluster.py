@@ -40,6 +40,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import pytest
 import yaml
 from kubernetes import client as k8s
 from kubernetes import config as k8s_config
@@ -81,6 +82,13 @@ def binary_dir() -> Path:
 def missing_binaries(directory: Path | None = None) -> list[str]:
     found = directory or binary_dir()
     return [name for name in BINARIES if not os.access(found / name, os.X_OK)]
+
+
+def require_built(names: list[str]) -> None:
+    """One line naming what is missing, instead of a skip: a fresh clone can build it all."""
+    if names:
+        message = f"not built in {binary_dir()}: {', '.join(names)} (run `make e2e-build`)"
+        pytest.fail(message, pytrace=False)
 
 
 class LocalCluster:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import require_built
 from kubernetes.client.exceptions import ApiException
 from local_cluster import LocalCluster, core_api, custom_api
 from operator_standin import OperatorStandIn
@@ -29,10 +30,6 @@ IMAGE = (
     "123456789012.dkr.ecr.us-east-1.amazonaws.com/hp-vllm@sha256:"
     "4b1e0c5d9f3a2b7c8e6d5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c"
 )
-pytestmark = pytest.mark.skipif(
-    bool(missing := [n for n in ("pulumi", PROVIDER) if not (BIN / n).is_file()]),
-    reason=f"not built in {BIN}: {', '.join(missing)} (run scripts/build_e2e.sh)",
-)
 CR_TYPE = "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig"
 ENGINE_ERROR = "ValueError: num_speculative_tokens must be positive, got 0 (e2e)"
 # The deploy wait's promise (docs/deploy.md): a failure sign fails the wait after its 60 s
@@ -43,6 +40,7 @@ CRASH_FAILS_WITHIN_S = 60 + 2 * 10 + 60
 
 @pytest.fixture(scope="module")
 def pulumi_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    require_built([name for name in ("pulumi", PROVIDER) if not (BIN / name).is_file()])
     home = tmp_path_factory.mktemp("pulumi-home")
     install_provider(home)
     return home

@@ -222,16 +222,15 @@ def test_run_scripts_pass_shellcheck(path: Path, tmp_path: Path) -> None:
 # --- preview --------------------------------------------------------------------------------
 
 
-def ci_command() -> str:
-    """The last command of .ci/run: what CI runs after installing from scratch."""
+def ci_make_commands() -> list[str]:
+    """The make commands of .ci/run: what CI runs after installing from scratch."""
     lines = (REPO_ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
-    commands = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
-    return commands[-1]
+    return [line.strip() for line in lines if line.strip().startswith("make ")]
 
 
-def test_the_ci_command_installs_dev_extras_and_runs_pytest() -> None:
+def test_ci_runs_the_readme_test_command_then_the_end_to_end_stories() -> None:
     makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
-    assert ci_command() == "make test"
+    assert ci_make_commands() == ["make prometheus", "make test", "make e2e"]
     assert "pip install --progress-bar on -e '.[dev]'" in makefile
     assert "$(BIN)/python -m pytest" in makefile
 
@@ -239,7 +238,7 @@ def test_the_ci_command_installs_dev_extras_and_runs_pytest() -> None:
 @pytest.mark.parametrize("path", WORKFLOW_FILES, ids=lambda p: p.name)
 def test_the_tests_run_as_in_ci_on_python_3_11(path: Path) -> None:
     job = load_workflow(path)["jobs"]["test"]
-    assert [s["run"] for s in job["steps"] if "run" in s] == [ci_command()]
+    assert [s["run"] for s in job["steps"] if "run" in s] == ["make test"]
     (python,) = steps_using(job, "actions/setup-python")
     assert python["with"]["python-version"] == "3.11"
 
