@@ -16,9 +16,8 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import require_built
 from kubernetes.client.exceptions import ApiException
-from local_cluster import LocalCluster, core_api, custom_api
+from local_cluster import LocalCluster, core_api, custom_api, require_built
 from operator_standin import OperatorStandIn
 from pulumi_project import BIN, PROVIDER, REPO, PulumiProject, Result, install_provider
 from stories import crash_loop, slow_success, wrong_speculation
