@@ -10,7 +10,6 @@ from the binary scripts/build_e2e.sh built, under its version, with `pulumi plug
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -36,6 +35,10 @@ def install_provider(home: Path) -> None:
     command = [str(BIN / "pulumi"), "plugin", "install", "resource", "kubernetes"]
     command += [provider_version(), "--file", str(BIN / PROVIDER)]
     subprocess.run(command, env=env, check=True, capture_output=True, text=True, timeout=300)
+
+
+def _stack_file(name: str) -> bool:
+    return name.startswith("Pulumi.") and name not in {"Pulumi.yaml", "Pulumi.yml"}
 
 
 @dataclass
@@ -65,7 +68,10 @@ class PulumiProject:
     def create(cls, folder: Path, home: Path, stack: str = "e2e") -> PulumiProject:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "state").mkdir(exist_ok=True)
-        shutil.copy(REPO / "Pulumi.yaml", folder / "Pulumi.yaml")
+        # A checkout as a user has it (the program, Pulumi.yaml), without its stacks and builds.
+        for entry in REPO.iterdir():
+            if entry.name not in {"build", ".venv", ".git"} and not _stack_file(entry.name):
+                (folder / entry.name).symlink_to(entry)
         project = cls(folder, home, stack)
         project.cli("stack", "init", stack, "--secrets-provider", "passphrase").check()
         return project

@@ -30,7 +30,8 @@ GRPC_OPTIONS = [("grpc.max_receive_message_length", 400 * 1024 * 1024)]
 
 
 def program() -> None:
-    runpy.run_path(str(REPO / "__main__.py"), run_name="__main__")
+    """The project's program, as the language host runs it: `__main__.py` of the folder."""
+    runpy.run_path(str(Path.cwd() / "__main__.py"), run_name="__main__")
 
 
 def main(args: list[str]) -> int:

@@ -5,6 +5,7 @@ the operator. Each story asserts how it ends, what it says, and how long it took
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -18,7 +19,7 @@ import pytest
 import yaml
 from kubernetes.client.exceptions import ApiException
 from local_cluster import LocalCluster, core_api, custom_api, require_built
-from operator_standin import OperatorStandIn
+from operator_standin import FINALIZER, OperatorStandIn
 from pulumi_project import BIN, PROVIDER, REPO, PulumiProject, Result, install_provider
 from stories import crash_loop, slow_success, wrong_speculation
 from test_readme_commands import code_lines
@@ -54,6 +55,7 @@ def stack_project(
         "hp:kubeconfig": str(cluster.kubeconfig),
         "hp:kubeContext": "local",
         "hp:image": IMAGE,
+        "hp:model": "meta-llama/Llama-3.1-8B-Instruct",
         "hp:namespace": namespace,
         "hp:preflight": "off",  # the Hub cannot be reached here
         **values,
@@ -170,14 +172,17 @@ def test_up_serves_updates_refreshes_verifies_and_destroys(
         pulumi_home,
         cluster,
         namespace,
-        **{"hp:model": "meta-llama/Llama-3.1-8B-Instruct", "hp:speculativeAlgorithm": "eagle3"},
+        **{"hp:speculativeAlgorithm": "eagle3"},
         **{"hp:speculativeModel": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"},
         **{"hp:speculativeNumTokens": "5", "hp:endpointName": "llama"},
     )
     up = project.run("up", "--yes", "--non-interactive").check()
     live = live_endpoint(cluster, namespace, "llama")
     assert live["status"]["state"] == "DeploymentComplete", live["status"]
-    assert "serving" in up.output, str(up)
+    # The deploy wait's progress, on the custom resource, in the engine's own output.
+    assert "InferenceEndpointConfig story-up/llama: DeploymentInProgress" in up.output, str(up)
+    assert "llama: DeploymentComplete, 1/1 replicas ready" in up.output, str(up)
+    assert "speculation on, as configured" in up.output, str(up)
     planned = planned_endpoints(project, tmp_path / "plan")["llama"]
     assert differences(planned["spec"], live["spec"]) == []
     assert differences(planned["metadata"].get("labels", {}), live["metadata"]["labels"]) == []
@@ -187,7 +192,8 @@ def test_up_serves_updates_refreshes_verifies_and_destroys(
     live = live_endpoint(cluster, namespace, "llama")
     assert live["metadata"]["generation"] == 2
     assert live["status"]["observedGeneration"] == 2
-    assert "serving" in update.output, str(update)
+    assert "speculation on, as configured" in update.output, str(update)
+    assert "~ 1 updated" in update.output or "1 updated" in update.output, str(update)
 
     project.run("refresh", "--yes", "--non-interactive", "--expect-no-changes").check()
     project.run("up", "--yes", "--non-interactive", "--expect-no-changes").check()
@@ -200,9 +206,17 @@ def test_up_serves_updates_refreshes_verifies_and_destroys(
     assert verify.code != 0 and "speculation" in verify.output.lower(), str(verify)
     del standin.stories["llama"]
 
+    held = live_endpoint(cluster, namespace, "llama")["metadata"]["finalizers"]
+    assert FINALIZER in held
     destroy = project.run("destroy", "--yes", "--non-interactive").check()
+    # The endpoint first, gone only once the operator let go of it, then its namespace.
+    text = destroy.output
+    endpoint_gone = text.index("InferenceEndpointConfig endpoint deleted")
+    assert endpoint_gone < text.index("Namespace endpoint-namespace deleting"), text
+    assert "- 8 deleted" in text, text
     wait_gone(cluster, namespace)
-    assert "llama" in destroy.output
+    state = json.loads(project.cli("stack", "export", "--stack", project.stack).check().output)
+    assert [r["type"] for r in state["deployment"].get("resources") or []] == []
 
 
 def test_a_crash_loop_fails_up_naming_the_engine_error(
