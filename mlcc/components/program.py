@@ -35,6 +35,7 @@ from mlcc.config.infrastructure import (
     resource_base_name,
 )
 from mlcc.config.kubernetes_only import KubeconfigCluster
+from mlcc.config.refusal import refuse
 from mlcc.config.stack import StackConfig
 from mlcc.deploy.kubeconfig import AccessError, api_client
 from mlcc.preflight.run import PROGRAM
@@ -108,7 +109,7 @@ def _check_kubeconfig(path: str, context: str) -> None:
         api_client(path, context or None)
     except AccessError as error:
         key = "hp:kubeContext" if context and "context" in str(error) else "hp:kubeconfig"
-        raise pulumi.RunError(f"invalid stack configuration:\n{key}: {error}") from None
+        refuse([f"{key}: {error}"])
 
 
 def _warn_if_types_missing(wanted: list[str], available: list[str]) -> None:

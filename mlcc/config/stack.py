@@ -31,6 +31,7 @@ from mlcc.config.kubernetes_only import KubeconfigCluster
 from mlcc.config.observability import ObservabilitySettings, parse_observability
 from mlcc.config.optimize import OptimizeSettings, parse_optimize_settings
 from mlcc.config.reader import Reader
+from mlcc.config.refusal import refuse
 from mlcc.config.scaling import autoscaling as scaling
 from mlcc.config.schema import KEYS_BY_QUALIFIED, PROJECT
 from mlcc.facts.operator import OPERATOR_NAMESPACE
@@ -386,7 +387,7 @@ def from_pulumi() -> Parsed:
             environment_region=environment_region(),
         )
     except ConfigError as error:
-        raise pulumi.RunError(f"invalid stack configuration:\n{error}") from None
+        refuse(error.problems)
     for warning in parsed.warnings:
         pulumi.log.warn(str(warning))
     return parsed

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from mlcc.config.kubernetes_only import KubeconfigCluster
+from mlcc.config.refusal import refuse
 from mlcc.config.stack import StackConfig
 from mlcc.preflight.account.facts import GpuMemory
 from mlcc.preflight.cost.estimate import Costing
@@ -193,5 +194,4 @@ def check_before_deploy(config: StackConfig) -> None:
     for warning in [*name_hints(config, outcome.read), *warnings]:
         pulumi.log.warn(str(warning))
     if errors:
-        lines = "\n".join(str(p) for p in errors)
-        raise pulumi.RunError(f"invalid stack configuration:\n{lines}")
+        refuse(errors)

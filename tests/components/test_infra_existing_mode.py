@@ -181,12 +181,16 @@ def test_a_cluster_name_is_looked_up_in_the_stacks_region_not_the_environments(
 
 
 def test_a_cluster_name_without_any_region_is_one_clear_error(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
+    import logging
+
     import pulumi
 
     for variable in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE", "AWS_CONFIG_FILE"):
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent/aws-config")
-    with pytest.raises(pulumi.RunError, match=r"set it with `pulumi config set aws:region"):
+    with caplog.at_level(logging.ERROR), pytest.raises(pulumi.RunError, match="errors above"):
         run_main({"clusterName": "my-hyperpod", "aws:region": None}, stack="existing")
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert "aws:region: is not set; set it with `pulumi config set aws:region us-east-1`" in errors

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import logging
+import re
 from pathlib import Path
 from typing import Any, ClassVar
 
+import pulumi
 import pytest
 from program_runs import CR_TYPE, IMAGE, REPO, in_repo, run_main, stack_values
 
@@ -82,16 +85,28 @@ def run_for_real(tmp_path: Path, **overrides: str) -> offline.OfflineRun:
         )
 
 
-def test_a_missing_kubeconfig_is_one_error_before_anything_is_created(tmp_path: Path) -> None:
-    with pytest.raises(Exception, match=r"hp:kubeconfig: kubeconfig .*/missing: no such file"):
-        run_for_real(tmp_path, **{"hp:kubeconfig": str(tmp_path / "missing")})
+def refusal(caplog: pytest.LogCaptureFixture, tmp_path: Path, **overrides: str) -> list[str]:
+    """The `error:` lines of a refused run (the mock engine logs them on the root logger)."""
+    with caplog.at_level(logging.ERROR), pytest.raises(pulumi.RunError, match="1 error above"):
+        run_for_real(tmp_path, **overrides)
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
 
 
-def test_a_context_the_kubeconfig_lacks_is_one_error(tmp_path: Path) -> None:
+def test_a_missing_kubeconfig_is_one_error_before_anything_is_created(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    [line] = refusal(caplog, tmp_path, **{"hp:kubeconfig": str(tmp_path / "missing")})
+    assert re.fullmatch(r"hp:kubeconfig: kubeconfig .*/missing: no such file or folder", line)
+
+
+def test_a_context_the_kubeconfig_lacks_is_one_error(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     kubeconfig = tmp_path / "config"
     kubeconfig.write_text(KUBECONFIG)
-    with pytest.raises(Exception, match=r"hp:kubeContext: .*Expected object with name other"):
-        run_for_real(tmp_path, **{"hp:kubeconfig": str(kubeconfig), "hp:kubeContext": "other"})
+    overrides = {"hp:kubeconfig": str(kubeconfig), "hp:kubeContext": "other"}
+    [line] = refusal(caplog, tmp_path, **overrides)
+    assert line.startswith("hp:kubeContext: ") and "Expected object with name other" in line
     run = run_for_real(tmp_path, **{"hp:kubeconfig": str(kubeconfig), "hp:kubeContext": "lab"})
     assert run.one("pulumi:providers:kubernetes").inputs["context"] == "lab"
 

@@ -214,13 +214,17 @@ def test_gpu_count_overrides_the_instance_table() -> None:
     assert cfg.primary.gpu_count == 8
 
 
-def test_from_pulumi_raises_run_error_with_every_line() -> None:
+def test_from_pulumi_logs_every_problem_as_an_error_line_then_raises(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`pulumi preview` shows `error: hp:engine: ...`, one line per problem (mlcc plan too)."""
+    logged: list[str] = []
+    monkeypatch.setattr(pulumi.log, "error", lambda message, *a, **k: logged.append(message))
     pulumi.runtime.set_all_config({"hp:engine": "tgi", **REGIONS}, [])
     with pytest.raises(pulumi.RunError) as raised:
         config.from_pulumi()
-    lines = str(raised.value).splitlines()
-    assert lines[0] == "invalid stack configuration:"
-    assert [line.split(":")[1] for line in lines[1:]] == ["engine", "model"]
+    assert str(raised.value) == "invalid stack configuration: 2 errors above; nothing was created"
+    assert [line.split(":")[1] for line in logged] == ["engine", "model"]
 
 
 @given(

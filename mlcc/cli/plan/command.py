@@ -97,18 +97,20 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(run=run)
 
 
-class _WarningCollector(logging.Handler):
-    """The program's warnings: Pulumi's mock engine logs them on the root logger itself
-    (pulumi/runtime/mocks.py, MockEngine.Log). A library's own records (huggingface_hub's
+class _LogCollector(logging.Handler):
+    """The program's warnings and a refusal's errors: Pulumi's mock engine logs them on the
+    root logger (pulumi/runtime/mocks.py, MockEngine.Log). A library's own records (huggingface_hub's
     "Retrying in 1s") pass through the root's handlers too, but are not the program's."""
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
         self.messages: list[str] = []
+        self.errors: list[str] = []  # a refusal's lines (mlcc/config/refusal.py)
 
     def emit(self, record: logging.LogRecord) -> None:
         if record.name == "root":
-            self.messages.append(record.getMessage())
+            found = self.errors if record.levelno >= logging.ERROR else self.messages
+            found.append(record.getMessage())
 
 
 def run(args: argparse.Namespace) -> int:
@@ -206,7 +208,7 @@ def _evaluate(
 
     from mlcc.plan import mocks as offline
 
-    collector = _WarningCollector()
+    collector = _LogCollector()
     logging.getLogger().addHandler(collector)
     try:
         result = offline.run(
@@ -218,8 +220,7 @@ def _evaluate(
             preflight=preflight,
         )
     except pulumi.RunError as error:
-        lines = [line for line in str(error).splitlines()[1:] if line.strip()]
-        return _config_errors(lines or [str(error)])
+        return _config_errors(collector.errors or [str(error)])
     except Exception as error:  # a bug, but the user still gets one line and an exit code
         return _config_errors(
             [f"the program failed on this configuration: {type(error).__name__}: {error}"]

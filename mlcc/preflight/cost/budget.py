@@ -13,6 +13,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from mlcc.config.budget import Budget
+from mlcc.config.refusal import refuse
 from mlcc.config.stack import StackConfig
 from mlcc.preflight.cost import estimate as cost
 from mlcc.preflight.cost import prices
@@ -79,5 +80,4 @@ def check_budget(config: StackConfig) -> None:
     for warning in warnings:
         pulumi.log.warn(str(warning))
     if errors:
-        lines = "\n".join(str(p) for p in errors)
-        raise pulumi.RunError(f"invalid stack configuration:\n{lines}")
+        refuse(errors)
