@@ -158,9 +158,10 @@ def test_readme_config_lines_then_preview(
     project.config_set("hp:speculativeNumTokens", "0")
     refused = project.run("preview", "--non-interactive")
     assert refused.code != 0, str(refused)
-    assert "error: " in refused.output and "hp:speculativeNumTokens: " in refused.output, str(
-        refused
-    )
+    # The program's own line, and nothing created.
+    line = "error: hp:speculativeNumTokens: must be between 1 and 16, got 0"
+    assert line in refused.output, str(refused)
+    assert "1 errored" in refused.output and "created" not in refused.output.split("Diagnostics")[0]
 
 
 def test_up_serves_updates_refreshes_verifies_and_destroys(
