@@ -164,6 +164,21 @@ def test_readme_config_lines_then_preview(
     assert "1 errored" in refused.output and CR_TYPE not in refused.output, str(refused)
 
 
+def test_a_kubeconfig_the_provider_cannot_read_fails_the_preview(
+    tmp_path: Path, pulumi_home: Path, cluster: LocalCluster
+) -> None:
+    """The provider takes a path it cannot read for the kubeconfig's text, finds the cluster
+    unreachable and previews every object as if it could be created (exit 0): the program says
+    so first."""
+    project = stack_project(tmp_path, pulumi_home, cluster, "missing-kubeconfig")
+    project.config_set("hp:kubeconfig", str(tmp_path / "nowhere" / "config"))
+    refused = project.run("preview", "--non-interactive")
+    assert refused.code != 0, str(refused)
+    line = f"error: hp:kubeconfig: kubeconfig {tmp_path}/nowhere/config: no such file or folder"
+    assert line in refused.output, str(refused)
+    assert CR_TYPE not in refused.output, str(refused)
+
+
 def test_up_serves_updates_refreshes_verifies_and_destroys(
     tmp_path: Path, pulumi_home: Path, cluster: LocalCluster, standin: OperatorStandIn
 ) -> None:
@@ -186,7 +201,7 @@ def test_up_serves_updates_refreshes_verifies_and_destroys(
     assert "speculation on, as configured" in up.output, str(up)
     planned = planned_endpoints(project, tmp_path / "plan")["llama"]
     assert differences(planned["spec"], live["spec"]) == []
-    assert differences(planned["metadata"].get("labels", {}), live["metadata"]["labels"]) == []
+    assert differences(planned["metadata"], live["metadata"]) == []
 
     project.config_set("hp:speculativeNumTokens", "4")
     update = project.run("up", "--yes", "--non-interactive").check()
