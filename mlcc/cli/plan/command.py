@@ -99,8 +99,9 @@ def register(subparsers: Any) -> None:
 
 class _LogCollector(logging.Handler):
     """The program's warnings and a refusal's errors: Pulumi's mock engine logs them on the
-    root logger (pulumi/runtime/mocks.py, MockEngine.Log). A library's own records (huggingface_hub's
-    "Retrying in 1s") pass through the root's handlers too, but are not the program's."""
+    root logger (pulumi/runtime/mocks.py, MockEngine.Log). A library's own records
+    (huggingface_hub's "Retrying in 1s") pass through the root's handlers too, but are not the
+    program's."""
 
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
