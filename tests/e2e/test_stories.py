@@ -21,7 +21,7 @@ from kubernetes.client.exceptions import ApiException
 from local_cluster import LocalCluster, core_api, custom_api, require_built
 from operator_standin import FINALIZER, OperatorStandIn
 from pulumi_project import BIN, PROVIDER, REPO, PulumiProject, Result, install_provider
-from stories import crash_loop, slow_success, wrong_speculation
+from stories import crash_loop, registration_failure, slow_success, wrong_speculation
 from test_readme_commands import code_lines
 
 from mlcc.facts.operator import GROUP, PLURAL, VERSION
@@ -31,6 +31,7 @@ IMAGE = (
     "4b1e0c5d9f3a2b7c8e6d5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c"
 )
 CR_TYPE = "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig"
+REGISTRATION_ERROR = "AccessDenied: the execution role may not sagemaker:CreateEndpoint (e2e)"
 ENGINE_ERROR = "ValueError: num_speculative_tokens must be positive, got 0 (e2e)"
 # The deploy wait's promise (docs/deploy.md): a failure sign fails the wait after its 60 s
 # grace; rounds are 10 s apart. What the engine adds: starting the program, applying, the
@@ -247,6 +248,21 @@ def test_a_crash_loop_fails_up_naming_the_engine_error(
     assert ENGINE_ERROR in up.output, str(up)
     assert "CrashLoopBackOff" in up.output, str(up)
     assert up.seconds < CRASH_FAILS_WITHIN_S, str(up)
+    project.run("destroy", "--yes", "--non-interactive").check()
+
+
+def test_a_failed_registration_fails_up_at_once_quoting_the_operator(
+    tmp_path: Path, pulumi_home: Path, cluster: LocalCluster, standin: OperatorStandIn
+) -> None:
+    standin.stories["unregistered"] = registration_failure(REGISTRATION_ERROR)
+    project = stack_project(
+        tmp_path, pulumi_home, cluster, "story-register", **{"hp:endpointName": "unregistered"}
+    )
+    up = project.run("up", "--yes", "--non-interactive", timeout=300)
+    assert up.code != 0, str(up)
+    assert "its SageMaker endpoint registration is CreationFailed" in up.output, str(up)
+    assert REGISTRATION_ERROR in up.output, str(up)
+    assert up.seconds < 60, str(up)  # at once: waiting cannot help (docs/deploy.md)
     project.run("destroy", "--yes", "--non-interactive").check()
 
 
