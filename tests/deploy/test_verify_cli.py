@@ -110,15 +110,22 @@ def test_the_cluster_is_asked_for_the_stacks_endpoint_its_pods_and_the_worker_lo
     ]
 
 
+def kubeconfig_elsewhere(api: FakeKubeApi, project: Path) -> Path:
+    """The fake's kubeconfig (context `fake`), whose current context is `hp`: a server nobody
+    listens on."""
+    kubeconfig = api.kubeconfig(project / "kubeconfig")
+    config = yaml.safe_load(kubeconfig.read_text())
+    config["clusters"].append({"name": "gone", "cluster": {"server": "http://127.0.0.1:9"}})
+    config["contexts"].append({"name": "hp", "context": {"cluster": "gone", "user": "fake"}})
+    config["current-context"] = "hp"
+    kubeconfig.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return kubeconfig
+
+
 def test_the_kubeconfig_context_chosen_is_the_one_used(project: Path) -> None:
     with FakeKubeApi([healthy_scene()]) as api:
-        kubeconfig = api.kubeconfig(project / "kubeconfig")
-        config = yaml.safe_load(kubeconfig.read_text())
         # The current context names a server nobody listens on; --context picks the fake's.
-        config["clusters"].append({"name": "gone", "cluster": {"server": "http://127.0.0.1:9"}})
-        config["contexts"].append({"name": "hp", "context": {"cluster": "gone", "user": "fake"}})
-        config["current-context"] = "hp"
-        kubeconfig.write_text(yaml.safe_dump(config), encoding="utf-8")
+        kubeconfig = kubeconfig_elsewhere(api, project)
         assert run(api, project, "--context", "fake", kubeconfig=kubeconfig) == 0
         assert run(api, project, "--request-timeout", "2", kubeconfig=kubeconfig) == 1
     assert [path for path, _ in paths(api)].count(ENDPOINT_PATH) == 1
@@ -129,12 +136,7 @@ def test_a_kubernetes_only_stack_is_verified_on_its_own_kubeconfig_and_context(
 ) -> None:
     """Without --kubeconfig, the cluster `pulumi up` deployed to: hp:kubeconfig, hp:kubeContext."""
     with FakeKubeApi([healthy_scene()]) as api:
-        kubeconfig = api.kubeconfig(project / "kubeconfig")
-        config = yaml.safe_load(kubeconfig.read_text())
-        config["clusters"].append({"name": "gone", "cluster": {"server": "http://127.0.0.1:9"}})
-        config["contexts"].append({"name": "hp", "context": {"cluster": "gone", "user": "fake"}})
-        config["current-context"] = "hp"
-        kubeconfig.write_text(yaml.safe_dump(config), encoding="utf-8")
+        kubeconfig = kubeconfig_elsewhere(api, project)
         stack = STACK_FILE.replace("  aws:region: us-east-1\n  aws-native:region: us-east-1\n", "")
         stack += f"  hp:kubeconfig: {kubeconfig}\n  hp:kubeContext: fake\n"
         (project / "Pulumi.dev.yaml").write_text(stack, encoding="utf-8")

@@ -21,7 +21,13 @@ from kubernetes.client.exceptions import ApiException
 from local_cluster import LocalCluster, core_api, custom_api, require_built
 from operator_standin import FINALIZER, OperatorStandIn
 from pulumi_project import BIN, PROVIDER, REPO, PulumiProject, Result, install_provider
-from stories import crash_loop, registration_failure, slow_success, wrong_speculation
+from stories import (
+    Story,
+    crash_loop,
+    registration_failure,
+    slow_success,
+    wrong_speculation,
+)
 from test_readme_commands import code_lines
 
 from mlcc.facts.operator import GROUP, PLURAL, VERSION
@@ -236,34 +242,37 @@ def test_up_serves_updates_refreshes_verifies_and_destroys(
     assert [r["type"] for r in state["deployment"].get("resources") or []] == []
 
 
+def failed_up(
+    folder: Path, home: Path, cluster: LocalCluster, standin: OperatorStandIn, story: Story
+) -> Result:
+    """`pulumi up` of one endpoint (named after its folder) the stand-in plays `story` for; it
+    must fail, and the stack is destroyed after."""
+    name = folder.name.replace("_", "-").lower()[:40].strip("-")
+    standin.stories[name] = story
+    project = stack_project(folder, home, cluster, name, **{"hp:endpointName": name})
+    up = project.run("up", "--yes", "--non-interactive", timeout=CRASH_FAILS_WITHIN_S + 120)
+    assert up.code != 0, str(up)
+    project.run("destroy", "--yes", "--non-interactive").check()
+    return up
+
+
 def test_a_crash_loop_fails_up_naming_the_engine_error(
     tmp_path: Path, pulumi_home: Path, cluster: LocalCluster, standin: OperatorStandIn
 ) -> None:
-    standin.stories["crashing"] = crash_loop(ENGINE_ERROR)
-    project = stack_project(
-        tmp_path, pulumi_home, cluster, "story-crash", **{"hp:endpointName": "crashing"}
-    )
-    up = project.run("up", "--yes", "--non-interactive", timeout=CRASH_FAILS_WITHIN_S + 120)
-    assert up.code != 0, str(up)
+    up = failed_up(tmp_path, pulumi_home, cluster, standin, crash_loop(ENGINE_ERROR))
     assert ENGINE_ERROR in up.output, str(up)
     assert "CrashLoopBackOff" in up.output, str(up)
     assert up.seconds < CRASH_FAILS_WITHIN_S, str(up)
-    project.run("destroy", "--yes", "--non-interactive").check()
 
 
 def test_a_failed_registration_fails_up_at_once_quoting_the_operator(
     tmp_path: Path, pulumi_home: Path, cluster: LocalCluster, standin: OperatorStandIn
 ) -> None:
-    standin.stories["unregistered"] = registration_failure(REGISTRATION_ERROR)
-    project = stack_project(
-        tmp_path, pulumi_home, cluster, "story-register", **{"hp:endpointName": "unregistered"}
-    )
-    up = project.run("up", "--yes", "--non-interactive", timeout=300)
-    assert up.code != 0, str(up)
+    story = registration_failure(REGISTRATION_ERROR)
+    up = failed_up(tmp_path, pulumi_home, cluster, standin, story)
     assert "its SageMaker endpoint registration is CreationFailed" in up.output, str(up)
     assert REGISTRATION_ERROR in up.output, str(up)
     assert up.seconds < 60, str(up)  # at once: waiting cannot help (docs/deploy.md)
-    project.run("destroy", "--yes", "--non-interactive").check()
 
 
 def test_the_pr_workflow_preview_of_the_kubernetes_only_example(

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import logging
 
-from mlcc.cli.plan.command import _WarningCollector
+from mlcc.cli.plan.command import _LogCollector
 
 
 def test_only_the_root_loggers_warnings_are_the_programs() -> None:
-    collector = _WarningCollector()
+    collector = _LogCollector()
     root = logging.getLogger()
     root.addHandler(collector)
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -120,11 +121,13 @@ def test_an_unusable_recommendation_leaves_speculation_off(job_result: Any) -> N
     assert not [name for name in env_of(run) if "SPECULATIVE" in name]
 
 
-def test_bad_optimize_settings_fail_before_anything_is_created() -> None:
+def test_bad_optimize_settings_fail_before_anything_is_created(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     bad = {**OPTIMIZE, "dataset": "hf://anon/ShareGPT", "instanceTypes": ["ml.g4dn.xlarge"]}
-    with pytest.raises(pulumi.RunError) as raised:
+    with caplog.at_level(logging.ERROR), pytest.raises(pulumi.RunError, match="2 errors above"):
         with_optimize(bad)
-    message = str(raised.value)
+    message = "\n".join(r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR)
     assert "hp:optimize.dataset: 'hf://anon/ShareGPT' is a Hugging Face reference" in message
     assert "hp:optimize.instanceTypes: not accepted by the recommendation API" in message
 
