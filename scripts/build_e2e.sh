@@ -38,6 +38,14 @@ progress() {
     END { printf "    %s: %d packages compiled\n", name, n }'
 }
 
+# The binary `go build` names after a package: its last path element, or the one before a
+# major-version suffix (go.etcd.io/etcd/server/v3 -> server).
+binary_name() {
+  local name=${1##*/}
+  if [[ $name =~ ^v[0-9]+$ ]]; then name=$(basename "$(dirname "$1")"); fi
+  echo "$name"
+}
+
 # fresh NAME VERSION PACKAGES: every binary is there, built at VERSION.
 # compile NAME ARGS...: `go build -v ARGS` with a progress line every 40 packages; its whole
 # output is kept in build.log, whose end is shown when the build fails.
@@ -55,7 +63,7 @@ fresh() {
   local pkg packages
   read -ra packages <<<"$3"
   [ "$(cat "$BIN/$1.version" 2>/dev/null)" = "$2" ] && [ -x "$BIN/$1" ] || return 1
-  for pkg in "${packages[@]:1}"; do [ -x "$BIN/$(basename "$pkg")" ] || return 1; done
+  for pkg in "${packages[@]:1}"; do [ -x "$BIN/$(binary_name "$pkg")" ] || return 1; done
 }
 
 k8s_cmd() { printf 'k8s.io/kubernetes/cmd/%s ' "$@"; }
@@ -93,8 +101,10 @@ build() {
     go mod tidy
     mkdir -p out
     compile "$name" -o out/ "${packages[@]}"
-    mv "out/$(basename "${packages[0]}")" "$BIN/$name"
-    for pkg in "${packages[@]:1}"; do mv "out/$(basename "$pkg")" "$BIN/$(basename "$pkg")"; done
+    mv "out/$(binary_name "${packages[0]}")" "$BIN/$name"
+    for pkg in "${packages[@]:1}"; do
+      mv "out/$(binary_name "$pkg")" "$BIN/$(binary_name "$pkg")"
+    done
   )
   echo "$version" >"$BIN/$name.version"
   say "$name $version: built in $((SECONDS - began)) s"
@@ -102,7 +112,7 @@ build() {
 
 pulumi_cli() {
   build pulumi "$PULUMI_VERSION" github.com/pulumi/pulumi/pkg/v3/cmd/pulumi \
-    "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" 20 \
+    "-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$PULUMI_VERSION" 12 \
     "github.com/pulumi/pulumi/pkg/v3@$PULUMI_VERSION" "github.com/pulumi/pulumi/sdk/v3@$PULUMI_VERSION" \
     -- github.com/atotto/clipboard=github.com/tgummerer/clipboard@v0.0.0-20241001131231-d02d263e614e
 }
@@ -118,7 +128,7 @@ kubernetes_provider() {
     say "$name $K8S_PROVIDER_SDK: cached ($BIN/$name)"
     return
   fi
-  say "$name $K8S_PROVIDER_SDK: building (first build here: about 20 min on 2 cores)"
+  say "$name $K8S_PROVIDER_SDK: building (first build here: about 16 min on 2 cores)"
   local began=$SECONDS
   local dir=$CACHE/wrappers/$name src
   src=$(go mod download -json "$module@$K8S_PROVIDER_MODULE_VERSION" | sed -n 's/.*"Dir": "\(.*\)",/\1/p')
@@ -146,12 +156,12 @@ kube_apiserver() {
   local vpkg=k8s.io/component-base/version
   build kube-apiserver "$KUBERNETES_VERSION" \
     "$(k8s_cmd kube-apiserver kube-controller-manager kube-scheduler)" \
-    "-X $vpkg.gitVersion=$KUBERNETES_VERSION -X $vpkg.gitMajor=1 -X $vpkg.gitMinor=${minor%%.*}" 20 \
+    "-X $vpkg.gitVersion=$KUBERNETES_VERSION -X $vpkg.gitMajor=1 -X $vpkg.gitMinor=${minor%%.*}" 10 \
     "k8s.io/kubernetes@$KUBERNETES_VERSION" "${staging[@]}"
 }
 
 etcd() {
-  build etcd "$ETCD_VERSION" go.etcd.io/etcd/server/v3 "" 4 \
+  build etcd "$ETCD_VERSION" go.etcd.io/etcd/server/v3 "" 3 \
     "go.etcd.io/etcd/server/v3@$ETCD_VERSION" "go.etcd.io/etcd/api/v3@$ETCD_VERSION" \
     "go.etcd.io/etcd/client/pkg/v3@$ETCD_VERSION" "go.etcd.io/etcd/client/v3@$ETCD_VERSION" \
     "go.etcd.io/etcd/pkg/v3@$ETCD_VERSION"
@@ -159,7 +169,7 @@ etcd() {
 
 kwok() {
   build kwok "$KWOK_VERSION" sigs.k8s.io/kwok/cmd/kwok \
-    "-X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" 6 "sigs.k8s.io/kwok@$KWOK_VERSION"
+    "-X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" 3 "sigs.k8s.io/kwok@$KWOK_VERSION"
 }
 
 started=$SECONDS
