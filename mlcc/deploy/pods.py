@@ -1,4 +1,5 @@
-"""What the pods show: crash loops, image pull back-offs, OOM kills, unschedulable pods.
+"""What the pods show: crash loops, image pull back-offs, OOM kills, unschedulable pods,
+evictions, liveness kills; and which pods are history (ended, and replaced by a ready one).
 
 Pure: the kubelet's and the scheduler's own words from the pod statuses and events, the engine's
 from the crashed run's log, each turned into a `Sign` that says what to change (docs/deploy.md).
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from mlcc.deploy import verify
+from mlcc.deploy import causes, verify
 from mlcc.deploy.snapshot import (
     LogRequest,
     Sign,
@@ -39,6 +40,7 @@ _STUCK_REASONS: dict[str, str] = {
     "CreateContainerConfigError": "a Secret the pod reads is missing: check hp:hfToken",
     "CreateContainerError": "see `kubectl describe pod` for the container runtime's message",
 }
+_PULL_REASONS = ("ImagePullBackOff", "ErrImagePull")
 _OOM_ADVICE = (
     "the container ran out of host memory: choose a larger hp:instanceType or lower hp:maxModelLen"
 )
@@ -49,7 +51,35 @@ _UNSCHEDULABLE_ADVICE = (
 
 
 def live_pods(pods: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    return [p for p in pods if not (p.get("metadata") or {}).get("deletionTimestamp")]
+    """The pods that count: neither being deleted nor replaced (`replaced_pods`)."""
+    pods = list(pods)
+    history = replaced_pods(pods)
+    return [
+        p
+        for p in pods
+        if not (p.get("metadata") or {}).get("deletionTimestamp")
+        and verify.pod_name(p) not in history
+    ]
+
+
+def replaced_pods(pods: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """The pods that are history, by name, each with how it ended: terminal (Failed, Evicted,
+    Succeeded) while a ready pod of the same endpoint was created after it. A pod of an unknown
+    creation time is never history."""
+    ready = [
+        (when, verify.pod_name(p))
+        for p in pods
+        if pod_ready(p) and not causes.terminal(p) and (when := causes.created(p)) is not None
+    ]
+    history = {}
+    for pod in pods:
+        ended = causes.created(pod)
+        if not causes.terminal(pod) or ended is None:
+            continue
+        newer = sorted(name for when, name in ready if when > ended)
+        if newer:
+            history[verify.pod_name(pod)] = f"{causes.ended_how(pod)}, replaced by {newer[0]}"
+    return history
 
 
 def pod_ready(pod: Mapping[str, Any]) -> bool:
@@ -80,6 +110,8 @@ def logs_wanted(
         return []
     wanted = []
     for pod in live_pods(pods):
+        if causes.terminal(pod):  # its containers will not run again: no sign is read from it
+            continue
         worker = worker_name(pod, endpoint)
         status = next((s for s in _container_statuses(pod) if s.get("name") == worker), None)
         if worker is None or status is None:
@@ -128,15 +160,29 @@ def _log_note(snapshot: Snapshot, pod: str, container: str | None) -> str:
 
 
 def pod_signs(target: Target, snapshot: Snapshot) -> list[Sign]:
-    """CrashLoopBackOff, image pull back-off, OOMKilled, Unschedulable: one sign per pod each."""
+    """CrashLoopBackOff (a liveness kill loop named as such), image pull back-off (quoting the
+    failed pull), OOMKilled, Unschedulable: one sign per pod each; evictions that recur: one."""
     assert snapshot.endpoint is not None
     signs = []
-    for pod in live_pods(snapshot.pods):
+    pods = live_pods(snapshot.pods)
+    evictions = causes.eviction(pods)
+    if evictions is not None:
+        count, said = evictions
+        message = (
+            f"{target.where}: {count} pods were {causes.EVICTED} (no ready replacement): {said}"
+        )
+        signs.append(Sign(causes.EVICTED, message))
+    for pod in pods:
+        if causes.terminal(pod):
+            continue
         name = verify.pod_name(pod)
         worker = worker_name(pod, snapshot.endpoint)
         prefix = f"{target.where}: pod {name}"
+        events = _events_of(snapshot, name)
         for status in _container_statuses(pod):
-            signs.extend(_container_signs(status, prefix, _log_note(snapshot, name, worker)))
+            signs.extend(
+                _container_signs(status, prefix, _log_note(snapshot, name, worker), events)
+            )
         unschedulable = _unschedulable(pod, snapshot)
         if unschedulable is not None:
             signs.append(
@@ -158,7 +204,9 @@ def _crashed_and_retrying(status: Mapping[str, Any]) -> bool:
     )
 
 
-def _container_signs(status: Mapping[str, Any], prefix: str, log_note: str) -> list[Sign]:
+def _container_signs(
+    status: Mapping[str, Any], prefix: str, log_note: str, events: Sequence[Mapping[str, Any]]
+) -> list[Sign]:
     container = status.get("name", "?")
     state, last = status.get("state") or {}, status.get("lastState") or {}
     terminated = state.get("terminated") or last.get("terminated") or {}
@@ -182,14 +230,22 @@ def _container_signs(status: Mapping[str, Any], prefix: str, log_note: str) -> l
         detail = f"exit code {terminated['exitCode']}" + (f", {detail}" if detail else "")
     if reason == CRASH_LOOP and status.get("restartCount"):
         detail += f", {status['restartCount']} restarts"
+    advice = _STUCK_REASONS[str(reason)]
+    if reason in _PULL_REASONS and (pull := causes.pull_failure(events)) is not None:
+        detail = pull[0]  # the registry's answer, which the back-off message leaves out
+        advice = causes.PULL_REFUSED_ADVICE if pull[1] else advice
+    liveness = causes.liveness_kill(events, status) if reason == CRASH_LOOP else None
     shown = f" ({detail.removeprefix(', ')})" if detail else ""
-    return [
-        Sign(
-            f"{prefix}/{container}/{reason}",
-            f"{prefix}: container {container} is in {reason}{shown}{log_note}; "
-            f"{_STUCK_REASONS[str(reason)]}",
+    key = f"{prefix}/{container}/{reason}"
+    if liveness is not None:  # the kubelet killed it: the engine log says nothing of why
+        restarts = f", {status['restartCount']} restarts" if status.get("restartCount") else ""
+        exit_code = f"exit code {terminated.get('exitCode')}{restarts}"
+        message = (
+            f"{prefix}: container {container} is killed by its liveness probe ({exit_code}): "
+            f"{liveness}; {causes.LIVENESS_ADVICE}"
         )
-    ]
+        return [Sign(key, message)]
+    return [Sign(key, f"{prefix}: container {container} is in {reason}{shown}{log_note}; {advice}")]
 
 
 def _unschedulable(pod: Mapping[str, Any], snapshot: Snapshot) -> str | None:

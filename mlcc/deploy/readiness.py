@@ -16,11 +16,14 @@ from typing import Any, Literal
 from mlcc.deploy import verify
 from mlcc.deploy.pods import last_event, live_pods, pod_ready, pod_signs, worker_name
 from mlcc.deploy.registration import (
+    REGISTRATION_GRACE_S,
     conditions_message,
     field_value,
     registration_signs,
+    sagemaker_unregistered,
     standing,
     unlisted,
+    unregistered_message,
 )
 from mlcc.deploy.snapshot import LogRequest, Sign, Snapshot, Target, one_line
 from mlcc.deploy.verify import READY_STATE
@@ -98,7 +101,11 @@ def operator_message(endpoint: Mapping[str, Any], now: float | None = None) -> s
 # --- the whole endpoint --------------------------------------------------------------------
 
 
-def read(target: Target, snapshot: Snapshot) -> Reading:
+def read(
+    target: Target, snapshot: Snapshot, registration_grace_s: float = REGISTRATION_GRACE_S
+) -> Reading:
+    """What the round shows; a SageMaker endpoint still unregistered once everything else
+    serves is a sign that may last `registration_grace_s`."""
     endpoint = snapshot.endpoint
     if endpoint is None:
         message = f"{target.where} not found (deleted, or another namespace or context?)"
@@ -130,10 +137,17 @@ def read(target: Target, snapshot: Snapshot) -> Reading:
     failure, pending = registration_signs(endpoint.get("spec") or {}, status, snapshot.read_at)
     if failure:
         signs.insert(0, Sign("registration", f"{target.where}: {failure}", immediate=True))
-    if failure or pending:
-        shown = f"{progress}; waiting for {pending}" if pending else progress
-        return Reading(shown, False, tuple(signs), pending or "its registrations")
-    return _speculation(target, snapshot, ready, progress, signs)
+        return Reading(progress, False, tuple(signs), "its registrations")
+    served = _speculation(target, snapshot, ready, progress, signs)
+    if not pending:
+        return served
+    shown = f"{served.progress}; waiting for {pending}"
+    how = sagemaker_unregistered(endpoint.get("spec") or {}, status)
+    if served.serving and how is not None:  # every other sign says it serves
+        message = unregistered_message(how, registration_grace_s / 60)
+        late = Sign("unregistered", f"{target.where}: {message}", grace_s=registration_grace_s)
+        return Reading(shown, False, (*signs, late), pending)
+    return Reading(shown, False, served.signs or tuple(signs), served.waiting_for or pending)
 
 
 def _failed_state(status: Mapping[str, Any]) -> str | None:
@@ -247,7 +261,8 @@ def judge(
         return Verdict("serving", reading.progress), {}
     seen = {sign.key: first_seen.get(sign.key, now) for sign in reading.signs}
     for sign in reading.signs:
-        if sign.immediate or now - seen[sign.key] >= grace_s:
+        limit = grace_s if sign.grace_s is None else sign.grace_s
+        if sign.immediate or now - seen[sign.key] >= limit:
             return Verdict("failed", sign.message), seen
     return Verdict("waiting", reading.progress), seen
 
@@ -266,6 +281,7 @@ def timed_out(
         )
         return f"{target.where} did not serve within {limit}: {why}"
     missing = f"; still waiting for {reading.waiting_for}" if reading.waiting_for else ""
-    seen = f"; seen: {reading.signs[0].message}" if reading.signs else ""
+    signs = [s for s in reading.signs if s.grace_s is None]  # not those of a longer grace
+    seen = f"; seen: {signs[0].message}" if signs else ""
     last = f"; then the Kubernetes API failed: {failing}" if failing else ""
     return f"{target.where} did not serve within {limit}: {reading.progress}{missing}{seen}{last}"

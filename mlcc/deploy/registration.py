@@ -26,6 +26,10 @@ from mlcc.facts.operator import (
 from mlcc.manifest.operator import ROUTING_FIELD
 
 Standing = Literal["absent", "ready", "failed", "working", "unlisted"]
+# How long the SageMaker endpoint may stay unregistered (not written, or in progress) once
+# everything else serves: the HyperPod CLI's describe says its creation "takes ~10 min"
+# (docs/operator-facts.md); three times that, well before hp:deployTimeoutMinutes' 120.
+REGISTRATION_GRACE_S = 30 * 60.0
 
 _OPERATOR_LOG = (
     f"the operator's log says more: kubectl logs -n {OPERATOR_NAMESPACE} "
@@ -110,6 +114,28 @@ def registration_signs(
         dns_failure, dns_pending = _dns(status)
         failure, pending = dns_failure, pending or dns_pending
     return failure, None if failure else pending
+
+
+def sagemaker_unregistered(spec: Mapping[str, Any], status: Mapping[str, Any]) -> str | None:
+    """How the SageMaker endpoint the spec asks for is not registered yet (its state not
+    written, or in progress), else None (registered, failed, unlisted, or none asked for)."""
+    if not registrations(spec).sagemaker_endpoint:
+        return None
+    state = field_value(status, SAGEMAKER_STATE)
+    match standing(SAGEMAKER_STATE, state):
+        case "absent":
+            return f"{SAGEMAKER_STATE.path} not written"
+        case "working":
+            return f"{SAGEMAKER_STATE.path} {shown(state)}"
+        case _:
+            return None
+
+
+def unregistered_message(how: str, minutes: float) -> str:
+    return (
+        f"its SageMaker endpoint is not registered {minutes:g} minutes after everything else "
+        f"served ({how}); {_OPERATOR_LOG}, or set hp:sagemakerEndpoint: false to serve without one"
+    )
 
 
 def _sagemaker(status: Mapping[str, Any], now: float | None) -> tuple[str | None, str | None]:

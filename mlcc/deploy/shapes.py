@@ -81,6 +81,8 @@ POD: Shape = {
     "spec": {"containers": [_CONTAINER], "initContainers": [_CONTAINER]},
     "status": {
         "phase": _STR,
+        "reason": _STR,  # Evicted, ...
+        "message": _STR,
         "conditions": [_CONDITION],
         "containerStatuses": [_CONTAINER_STATUS],
         "initContainerStatuses": [_CONTAINER_STATUS],

@@ -21,6 +21,10 @@ _EXPLAINING = re.compile(
     r"mlcc-serve: error:|\b[A-Za-z_.]*(?:Error|Exception)\b|out of memory", re.IGNORECASE
 )
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# A pydantic ValidationError (vLLM's configs are pydantic dataclasses): the header, then for each
+# error its field (none for a model-level error) and, indented by two, the reason.
+_VALIDATION = re.compile(r"\b(?P<count>\d+) validation errors? for \w+")
+_PROCESS_PREFIX = re.compile(r"^\([^()]*pid=\d+\) ?")  # vLLM's `(EngineCore_DP0 pid=7) `
 # metav1.Time and MicroTime as the API writes them: RFC 3339, seconds or microseconds, a zone.
 _RFC3339 = re.compile(
     r"(?P<date>\d{4}-\d{2}-\d{2})[Tt](?P<time>\d{2}:\d{2}:\d{2})(?:\.(?P<fraction>\d{1,9}))?"
@@ -116,6 +120,7 @@ class Sign:
     key: str
     message: str
     immediate: bool = False
+    grace_s: float | None = None  # how long it may last, when not the wait's usual grace
 
 
 def one_line(text: str, limit: int = MAX_LINE) -> str:
@@ -125,8 +130,38 @@ def one_line(text: str, limit: int = MAX_LINE) -> str:
 
 
 def explaining_lines(log: str, most: int = 2) -> list[str]:
-    """The last log lines that say why the engine stopped (else the last lines at all)."""
+    """The last log lines that say why the engine stopped (else the last lines at all); a
+    validation error's header carries its fields and reasons."""
     lines = [line for line in log.splitlines() if line.strip()]
-    refusals = [line for line in lines if "mlcc-serve: error:" in line]
-    chosen = refusals or [line for line in lines if _EXPLAINING.search(line)] or lines
-    return [one_line(line) for line in chosen[-most:]]
+    details = {
+        i: _validation_details(lines, i) for i, x in enumerate(lines) if _VALIDATION.search(x)
+    }
+    absorbed = {i + 1 + k for i, (_, used) in details.items() for k in range(used)}
+    kept = [i for i in range(len(lines)) if i not in absorbed]
+    refusals = [i for i in kept if "mlcc-serve: error:" in lines[i]]
+    chosen = refusals or [i for i in kept if _EXPLAINING.search(lines[i])] or kept
+    return [one_line(lines[i] + details.get(i, ("", 0))[0]) for i in chosen[-most:]]
+
+
+def _validation_details(lines: Sequence[str], header: int) -> tuple[str, int]:
+    """`: field: reason; ...` of the pydantic errors after `lines[header]`, and how many lines
+    they took (the `For further information` links included)."""
+    found = _VALIDATION.search(lines[header])
+    wanted = int(found["count"]) if found else 0
+    errors: list[str] = []
+    field, used = "", 0
+    for line in lines[header + 1 :]:
+        text = _PROCESS_PREFIX.sub("", line)
+        if text.startswith("    ") and "For further information" in text:
+            pass
+        elif text.startswith("  ") and not text.startswith("   "):
+            errors.append(f"{field}: {text.strip()}" if field else text.strip())
+            field = ""
+        elif not field and len(errors) < wanted and text.strip() and " " not in text.strip():
+            field = text.strip()
+        else:
+            break
+        used += 1
+    if field:  # a field name with no reason after it: not part of the error
+        used -= 1
+    return (f": {'; '.join(errors)}" if errors else ""), used

@@ -56,10 +56,12 @@ class Check:
     name: str
     passed: bool
     detail: str
+    skipped: bool = False  # not checked, and rightly so (a replaced pod): passes
 
     @property
     def line(self) -> str:
-        return f"{'PASS' if self.passed else 'FAIL'} {self.name}: {self.detail}"
+        said = "SKIP" if self.skipped else "PASS" if self.passed else "FAIL"
+        return f"{said} {self.name}: {self.detail}"
 
 
 @dataclass(frozen=True)
@@ -334,6 +336,8 @@ class Observed:
     pod_selection: str = ""
     logs: Mapping[str, str] = field(default_factory=dict)  # pod -> worker container log
     log_errors: Mapping[str, str] = field(default_factory=dict)  # pod -> why it is missing
+    # pod -> how it ended and what replaced it: history, not checked (mlcc/deploy/pods.py)
+    replaced: Mapping[str, str] = field(default_factory=dict)
 
 
 def verify_endpoint(observed: Observed, expected: Expectation) -> list[Check]:
@@ -344,6 +348,10 @@ def verify_endpoint(observed: Observed, expected: Expectation) -> list[Check]:
     checks.append(check_pods_found(observed.pods, observed.pod_selection))
     worker_image = ((observed.endpoint.get("spec") or {}).get("worker") or {}).get("image")
     for pod in observed.pods:
+        replaced = observed.replaced.get(pod_name(pod))
+        if replaced is not None:
+            checks.append(Check(f"pod {pod_name(pod)}", True, replaced, skipped=True))
+            continue
         checks.extend(_pod_checks(pod, worker_image, observed, expected))
     return checks
 

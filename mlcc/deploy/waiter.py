@@ -22,6 +22,7 @@ from mlcc.deploy import endpoint_pods, readiness, shapes, verify
 from mlcc.deploy.cluster import ApiError, Cluster, TimeRanOut
 from mlcc.deploy.pods import live_pods, logs_wanted, pod_ready
 from mlcc.deploy.readiness import Reading
+from mlcc.deploy.registration import REGISTRATION_GRACE_S
 from mlcc.deploy.snapshot import LogRequest, Snapshot, Target, one_line
 
 Progress = Callable[[Target, str], None]
@@ -53,6 +54,8 @@ class WaitSettings:
     poll_s: float = POLL_S
     grace_s: float = GRACE_S
     api_grace_s: float = API_GRACE_S
+    # A SageMaker endpoint still unregistered once everything else serves (registration.py).
+    registration_grace_s: float = REGISTRATION_GRACE_S
 
     @property
     def timeout_minutes(self) -> float:
@@ -197,7 +200,7 @@ def wait_for_endpoint(
                     f"{target.where}: the Kubernetes API kept failing ({lasted}): {error}",
                 )
         if snapshot is not None:
-            reading = readiness.read(target, snapshot)
+            reading = readiness.read(target, snapshot, settings.registration_grace_s)
             verdict, first_seen = readiness.judge(reading, first_seen, now, settings.grace_s)
             if reading.progress != shown:
                 shown = reading.progress

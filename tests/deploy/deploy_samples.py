@@ -83,10 +83,13 @@ def pod(
     terminated: dict[str, Any] | None = None,
     restarts: int = 0,
     unschedulable: str | None = None,
+    created: str | None = None,
 ) -> dict[str, Any]:
     """A model pod: nginx sidecar first, the worker `model` second."""
     found = copy.deepcopy(s.pod(name, ENV, phase=phase))
     found["metadata"]["uid"] = f"uid-{name}"
+    if created is not None:
+        found["metadata"]["creationTimestamp"] = created
     conditions = [{"type": "Ready", "status": str(ready)}]
     if unschedulable is not None:
         conditions = [
@@ -140,3 +143,53 @@ def event(
         "lastTimestamp": at,
         "count": 1,
     }
+
+
+# What the kubelet writes when it evicts a pod for the node's disk (pkg/kubelet/eviction:
+# `The node was low on resource: %v. Threshold quantity: %v, available: %v. ` and the container
+# that used the most), on the pod's status and in its `Evicted` event.
+EVICTION_MESSAGE = (
+    "The node was low on resource: ephemeral-storage. Threshold quantity: 10237469500, "
+    "available: 9876Ki. Container model was using 48Gi, request is 0, has larger consumption "
+    "of ephemeral-storage. "
+)
+
+
+def evicted_pod(name: str, created: str) -> dict[str, Any]:
+    """A pod the kubelet evicted: Failed, reason Evicted, its containers terminated."""
+    found = pod(name, phase="Failed", created=created)
+    found["status"] |= {"reason": "Evicted", "message": EVICTION_MESSAGE}
+    found["status"]["conditions"] = [
+        {"type": "Ready", "status": "False"},
+        {"type": "DisruptionTarget", "status": "True", "reason": "TerminationByKubelet"},
+    ]
+    for status in found["status"]["containerStatuses"]:
+        status |= {"ready": False, "started": False}
+        status["state"] = {"terminated": crashed(137, "ContainerStatusUnknown")}
+    return found
+
+
+def eviction_event(name: str, at: str) -> dict[str, Any]:
+    return event(name, "Evicted", EVICTION_MESSAGE, at=at)
+
+
+# A liveness kill as the kubelet reports it (pkg/kubelet/prober, kuberuntime): `Unhealthy`
+# with the probe's failure, then `Killing` naming the probe; the container exits 137.
+LIVENESS_FAILED = (
+    'Liveness probe failed: Get "http://10.1.4.17:8080/health": context deadline exceeded '
+    "(Client.Timeout exceeded while awaiting headers)"
+)
+LIVENESS_KILLING = f"Container {WORKER} failed liveness probe, will be restarted"
+
+# A pull the registry refused (the kubelet's `Failed` event; the container then waits in
+# ErrImagePull and ImagePullBackOff, whose message is only `Back-off pulling image`).
+PULL_REFUSED = (
+    f'Failed to pull image "{s.IMAGE}": rpc error: code = Unknown desc = failed to pull and '
+    f'unpack image "{s.IMAGE}": failed to resolve reference "{s.IMAGE}": unexpected status '
+    "from HEAD request to https://123456789012.dkr.ecr.us-east-1.amazonaws.com/v2/hp-vllm/"
+    f"manifests/{s.IMAGE.rsplit('@', 1)[1]}: 401 Unauthorized"
+)
+
+# vLLM refusing --gpu-memory-utilization 1.5: its CacheConfig is a pydantic dataclass. Written
+# from pydantic's ValidationError format and vLLM's start-up lines, not captured from a GPU run.
+VLLM_VALIDATION_ERROR_LOG = (LOGS / "vllm-0.27.1-validation-error.log").read_text(encoding="utf-8")

@@ -137,12 +137,22 @@ def test_a_failed_sagemaker_registration_fails_the_wait_at_once_quoting_the_oper
 
 @pytest.mark.parametrize("working", ["CreationInProgress", "UpdateInProgress", ""])
 def test_a_registration_in_progress_or_not_written_yet_is_waited_for(working: str) -> None:
+    """... for the registration's grace once everything else serves, not the usual one."""
     endpoint = d.endpoint(READY_STATE, registration=working)
     reading = read(TARGET, Snapshot(endpoint, [d.pod(ready=True)], logs=READY_LOGS))
-    assert not reading.serving and reading.signs == ()
+    assert not reading.serving
+    assert [(x.key, x.grace_s) for x in reading.signs] == [("unregistered", 30 * 60.0)]
     assert "the SageMaker endpoint" in reading.waiting_for
     assert (working or "not written yet") in reading.waiting_for
     assert reading.waiting_for in reading.progress
+    verdict, seen = judge(reading, {}, now=0.0, grace_s=60)
+    verdict, seen = judge(reading, seen, now=30 * 60.0 - 1, grace_s=60)
+    assert verdict.outcome == "waiting"
+    verdict, _ = judge(reading, seen, now=30 * 60.0, grace_s=60)
+    assert verdict.outcome == "failed"
+    assert "its SageMaker endpoint is not registered 30 minutes after everything else" in (
+        verdict.message
+    )
 
 
 @pytest.mark.parametrize("unknown", ["InService", "Creating", "creationcompleted", "\x1b[31mX"])

@@ -1,6 +1,7 @@
 """`mlcc verify`'s reads through the deploy wait's `Cluster` (docs/deploy.md, "Limits"): each
 answer bounded in size and time and checked by `mlcc.deploy.shapes`, the pods listed a page at
-a time up to a cap, at most MAX_LOGS engine logs read (the head of each, LOG_LIMIT_BYTES).
+a time up to a cap, at most MAX_LOGS engine logs read (the head of each, LOG_LIMIT_BYTES); a pod
+that ended and was replaced by a ready one is history (`replaced_pods`): its log is not read.
 Whatever was not read, or did not have its type, is one FAIL line, never a PASS.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 from mlcc.deploy import shapes
 from mlcc.deploy.cluster import ApiError, Cluster
 from mlcc.deploy.endpoint_pods import endpoint_pods, pod_selector, unselected_pods_how
+from mlcc.deploy.pods import replaced_pods
 from mlcc.deploy.verify import Check, Observed, pod_name, worker_container
 
 MAX_LOGS = 16
@@ -44,9 +46,10 @@ def _observe(cluster: Cluster, namespace: str, name: str) -> tuple[Observed, lis
     worker_image = (endpoint.get("spec") or {}).get("worker", {}).get("image")
     logs: dict[str, str] = {}
     errors: dict[str, str] = {}
+    replaced = replaced_pods(pods)
     for pod in pods:
         container = worker_container(pod, worker_image)
-        if container is None:
+        if container is None or pod_name(pod) in replaced:
             continue
         pod_id = pod_name(pod)
         if len(logs) + len(errors) >= MAX_LOGS:
@@ -61,4 +64,5 @@ def _observe(cluster: Cluster, namespace: str, name: str) -> tuple[Observed, lis
     notes = [Check("answer", False, f"unknown: {note}") for note in malformed]
     if listing.unread:
         notes.append(Check("pods", False, f"not read: {listing.unread}"))
-    return Observed(namespace, name, endpoint, pods, how, logs, errors), notes
+    observed = Observed(namespace, name, endpoint, pods, how, logs, errors, replaced)
+    return observed, notes
