@@ -140,7 +140,11 @@ def explaining_lines(log: str, most: int = 2) -> list[str]:
     kept = [i for i in range(len(lines)) if i not in absorbed]
     refusals = [i for i in kept if "mlcc-serve: error:" in lines[i]]
     chosen = refusals or [i for i in kept if _EXPLAINING.search(lines[i])] or kept
-    return [one_line(lines[i] + details.get(i, ("", 0))[0]) for i in chosen[-most:]]
+    # A header with its details may take two lines' room: the field and reason are the cause.
+    return [
+        one_line(lines[i] + details[i][0], 2 * MAX_LINE) if i in details else one_line(lines[i])
+        for i in chosen[-most:]
+    ]
 
 
 def _validation_details(lines: Sequence[str], header: int) -> tuple[str, int]:

@@ -8,7 +8,7 @@ import pytest
 import verify_samples as s
 from crd_schema import crd_schema
 
-from mlcc.deploy.pods import logs_wanted
+from mlcc.deploy.pods import logs_wanted, replaced_pods
 from mlcc.deploy.readiness import (
     FAILED_STATE,
     desired_replicas,
@@ -212,3 +212,48 @@ def test_the_deployments_overall_state_fails_and_holds_as_the_cli_reads_it() -> 
     assert "is DeploymentFailed: ProgressDeadlineExceeded: ReplicaSet has timed out" in (
         verdict.message
     )
+
+
+def test_a_validation_errors_fields_and_reasons_are_quoted_in_one_line() -> None:
+    """Two errors, each line of a child process prefixed as vLLM does; the link is left out."""
+    prefix = "(EngineCore_DP0 pid=212) "
+    log = "\n".join(
+        prefix + line
+        for line in [
+            "INFO loading",
+            "pydantic_core._pydantic_core.ValidationError: 2 validation errors for "
+            "SpeculativeConfig",
+            "num_speculative_tokens",
+            "  Input should be greater than 0 [type=greater_than, input_value=0, input_type=int]",
+            "    For further information visit https://errors.pydantic.dev/2.12/v/greater_than",
+            "  Value error, unknown method 'eagle4' [type=value_error, input_value={}, "
+            "input_type=dict]",
+            "INFO shutting down",
+        ]
+    )
+    [line] = explaining_lines(log)
+    assert line.endswith(
+        "2 validation errors for SpeculativeConfig: num_speculative_tokens: Input should be "
+        "greater than 0 [type=greater_than, input_value=0, input_type=int]; Value error, unknown "
+        "method 'eagle4' [type=value_error, input_value={}, input_type=dict]"
+    )
+    assert explaining_lines(d.VLLM_VALIDATION_ERROR_LOG)[0].count("validation error") == 1
+
+
+def test_a_pod_is_history_only_when_ended_and_a_newer_pod_is_ready() -> None:
+    earlier, later = "2026-12-04T03:50:00Z", "2026-12-04T04:00:00Z"
+    evicted = d.evicted_pod("hp-dev-7c9f8d-a1", earlier)
+    ready = d.pod(ready=True, created=later)
+    assert replaced_pods([evicted, ready]) == {"hp-dev-7c9f8d-a1": f"evicted, replaced by {d.POD}"}
+    assert replaced_pods([evicted, d.pod(created=later)]) == {}  # the replacement not ready
+    assert (
+        replaced_pods(
+            [d.evicted_pod("hp-dev-7c9f8d-a1", later), d.pod(ready=True, created=earlier)]
+        )
+        == {}
+    )
+    assert replaced_pods([evicted, d.pod(ready=True)]) == {}  # no creation time: not history
+    failed = d.pod("hp-dev-7c9f8d-b2", phase="Failed", created=earlier)
+    assert replaced_pods([failed, ready]) == {"hp-dev-7c9f8d-b2": f"failed, replaced by {d.POD}"}
+    reading = read(TARGET, Snapshot(d.endpoint(READY_STATE), [evicted, ready], logs=READY_LOGS))
+    assert reading.serving

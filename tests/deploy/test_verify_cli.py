@@ -9,6 +9,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
+import deploy_samples as d
 import pytest
 import verify_samples as s
 import yaml
@@ -351,3 +352,25 @@ def test_a_live_source_that_cannot_be_used_is_one_fail_line(
         parse("--prometheus", "http://x", "--acceptance-floor", "60")
     assert usage.value.code == 2
     assert "--acceptance-floor: '60' must be from 0 to 1 (0.5 = 50%)" in capsys.readouterr().err
+
+
+def test_a_pod_evicted_and_replaced_by_a_ready_one_is_skipped_not_failed(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An evicted pod stays listed until garbage-collected, its log gone: history once a newer
+    pod is ready, so its log is not even asked for; while none is, it still fails."""
+    gone = "hp-dev-7c9f8d-a1"
+    evicted = d.evicted_pod(gone, "2026-12-04T03:50:00Z")
+    logs = {(POD, "model", False): s.VLLM_EAGLE3_LOG}
+    endpoint = s.endpoint(s.rendered_env())
+    replaced = Scene(0, endpoint, [evicted, d.pod(ready=True, created=d.STARTED)], logs=logs)
+    with FakeKubeApi([replaced]) as api:
+        assert run(api, project) == 0
+    assert not [p for p, _ in paths(api) if p.endswith(f"/{gone}/log")]
+    lines = capsys.readouterr().out.splitlines()
+    assert f"SKIP pod {gone}: evicted, replaced by {POD}" in lines
+    assert not [x for x in lines if x.startswith("FAIL")]
+    unreplaced = Scene(0, endpoint, [evicted, d.pod(created=d.STARTED)], logs=logs)
+    with FakeKubeApi([unreplaced]) as api:
+        assert run(api, project) == 1
+    assert f"FAIL pod {gone} engine log: the log could not be read" in capsys.readouterr().out
