@@ -21,6 +21,12 @@ gc.disable()
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
+# The plan's date (mlcc.facts.kubernetes_versions.today): the day the Kubernetes version table
+# was read, so the default version, the refusals and the extended-support price do not move
+# with the calendar. Set before mlcc is imported (the key table's default is read then), and
+# inherited by the CLI runs the tests start. A test of another day sets it again.
+os.environ["MLCC_TODAY"] = "2026-12-06"
+
 settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("suite")
 

@@ -161,7 +161,7 @@ def catalog() -> list[dict[str, Any]]:
             "AmazonEKS",
             "USE1-AmazonEKS-Hours:extendedSupport",
             "us-east-1",
-            "0.6000000000",
+            "0.5000000000",
             family="Compute",
         ),
         product(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from mlcc.facts import kubernetes_versions as k8s_versions
+
 CliType = Literal["string", "integer", "boolean"] | None
 Row = tuple[str, CliType, object, str, bool]
 
@@ -58,8 +60,10 @@ ROWS: tuple[Row, ...] = (
     (
         "kubernetesVersion",
         "string",
-        "1.33",
-        "EKS Kubernetes version (HyperPod: 1.28-1.33).",
+        # The newest version HyperPod and EKS both support on the plan's date (the table's clock).
+        k8s_versions.default_version(k8s_versions.today()),
+        f"EKS Kubernetes version: one HyperPod supports ({k8s_versions.hyperpod_range()}) that "
+        "EKS still creates; in extended support it costs more (docs/kubernetes-facts.md).",
         True,
     ),
     (

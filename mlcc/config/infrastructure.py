@@ -18,8 +18,8 @@ from mlcc.config.aws.subnets import AVAILABILITY_ZONES, subnet_plan
 from mlcc.config.kubernetes_only import KubeconfigCluster
 from mlcc.config.reader import Reader
 from mlcc.config.schema import CREATE_KEYS
+from mlcc.facts import kubernetes_versions as k8s_versions
 
-SUPPORTED_KUBERNETES_VERSIONS = ("1.28", "1.29", "1.30", "1.31", "1.32", "1.33")
 DEEP_HEALTH_CHECKS = ("InstanceStress", "InstanceConnectivity")
 DEFAULT_GROUP_NAME = "gpu"
 DEFAULT_EBS_GB = 500
@@ -170,13 +170,11 @@ def _warn_create_only_keys(reader: Reader, why: str = EXISTING_CLUSTER) -> None:
 
 
 def _kubernetes_version(reader: Reader) -> str:
+    """One HyperPod supports and EKS creates on the plan's date (docs/kubernetes-facts.md)."""
     version = reader.string("kubernetesVersion")
-    if version not in SUPPORTED_KUBERNETES_VERSIONS:
-        reader.fail(
-            "kubernetesVersion",
-            f"HyperPod supports Kubernetes "
-            f"{', '.join(SUPPORTED_KUBERNETES_VERSIONS)}; got {version!r}",
-        )
+    problem = k8s_versions.refusal(version, k8s_versions.today())
+    if problem:
+        reader.fail("kubernetesVersion", problem)
     return version
 
 

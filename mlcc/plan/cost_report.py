@@ -4,11 +4,15 @@ Pure, over the JSON form mlcc.preflight.cost.estimate writes (figures as decimal
 a plan and the plan.json it is compared with are read the same way. Lines:
 
     cost (prices: snapshot, published 2024-04-01 to 2026-12-06):
+      Kubernetes 1.34 is in EKS extended support on 2026-12-06 (standard support ended ...;
+        EKS creates it until 2027-12-02): the control plane bills the extended rate
       ml.g5.12xlarge x 2 @ $7.09/h = $14.18/h (group workers)
       EKS control plane x 1 @ $0.10/h = $0.10/h
-      total: $14.325/h, $10457.25/month (730 h)
+      EKS extended support x 1 @ $0.50/h = $0.50/h
+      total: $14.825/h, $10822.25/month (730 h)
 
-A price not found shows as `not found` and leaves the total unknown, never $0 in it.
+A price not found shows as `not found` and leaves the total unknown, never $0 in it. The
+Kubernetes line (docs/kubernetes-facts.md) shows only for a version in extended support.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ def headline_lines(document: Mapping[str, Any] | None) -> list[str]:
     ]
     where = f"in {document.get('region')} " if document.get("region") else ""
     lines = [f"cost {where}(prices: {'; '.join(sources) or 'none'}):"]
+    lines += _kubernetes_lines(document.get("kubernetes"))
     for line in document.get("lines", []):
         lines.append(f"  {_line_text(line)}")
     if not document.get("lines"):  # existing-cluster mode: the nodes are the cluster's
@@ -74,6 +79,21 @@ def headline_lines(document: Mapping[str, Any] | None) -> list[str]:
         *(f"{item} (not found)" for item in document.get("not_found", [])),
     ]
     return [*lines, *_wrapped(f"  not priced: {', '.join(not_priced)}")]
+
+
+EXTENDED = "extended support"  # mlcc.facts.kubernetes_versions.Support.EXTENDED
+
+
+def _kubernetes_lines(support: Any) -> list[str]:
+    """The line that says the cluster's version is in EKS extended support, if it is."""
+    if not isinstance(support, Mapping) or support.get("support") != EXTENDED:
+        return []
+    return _wrapped(
+        f"  Kubernetes {support.get('version')} is in EKS extended support on "
+        f"{support.get('on')} (standard support ended {support.get('end_of_standard')}; EKS "
+        f"creates it until {support.get('end_of_extended')}): the control plane bills the "
+        "extended rate"
+    )
 
 
 def _wrapped(text: str) -> list[str]:

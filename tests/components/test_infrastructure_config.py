@@ -49,7 +49,7 @@ def test_defaults_create_everything_with_one_group_of_the_endpoint_type() -> Non
     parsed = parse_with()
     cluster = new_cluster(parsed)
     assert parsed.config.image is None  # empty hp:image = build ours, not an error
-    assert cluster.kubernetes_version == "1.33"
+    assert cluster.kubernetes_version == "1.34"  # the table's default on the tests' date
     assert cluster.instance_groups == (InstanceGroup("gpu", "ml.g5.12xlarge", 1),)
     assert cluster.instance_groups[0].deep_health_checks == DEEP_HEALTH_CHECKS
     assert (cluster.eks_cluster_name, cluster.hyperpod_cluster_name) == ("hp-dev", "hp-dev")
@@ -113,7 +113,8 @@ def test_explicit_groups_are_parsed_with_their_defaults() -> None:
         ({"instanceGroups": [GROUP, GROUP]}, "hp:instanceGroups"),
         ({"instanceGroups": {"name": "g5"}}, "hp:instanceGroups"),
         ({"instanceGroups": [{**GROUP, "instanceType": "ml.g6e.12xlarge"}]}, "hp:instanceType"),
-        ({"kubernetesVersion": "1.34"}, "hp:kubernetesVersion"),
+        ({"kubernetesVersion": "1.35"}, "hp:kubernetesVersion"),
+        ({"kubernetesVersion": "1.31"}, "hp:kubernetesVersion"),
         ({"vpcCidr": "10.0.0.0/24"}, "hp:vpcCidr"),
         ({"vpcCidr": "8.8.0.0/16"}, "hp:vpcCidr"),
         ({"vpcCidr": "not-a-cidr"}, "hp:vpcCidr"),

@@ -87,3 +87,29 @@ def test_a_change_that_cannot_be_priced_is_not_compared() -> None:
         "cost: not compared: the price of ml.p5.48xlarge (now) not found"
     )
     assert diff_line(None, known) == "cost: not compared: the plan.json of --diff records no cost"
+
+
+def test_a_version_in_extended_support_is_said_so_and_its_surcharge_is_a_line() -> None:
+    cost = document(("EKS control plane", 1, "0.10"), ("EKS extended support", 1, "0.50"))
+    cost["kubernetes"] = {
+        "version": "1.33",
+        "on": "2026-12-06",
+        "support": "extended support",
+        "end_of_standard": "2026-07-29",
+        "end_of_extended": "2027-07-29",
+    }
+    assert headline_lines(cost)[:6] == [
+        "cost in us-east-1 (prices: AWS Price List API, published 2026-11-01):",
+        "  Kubernetes 1.33 is in EKS extended support on 2026-12-06 (standard support ended "
+        "2026-07-29; EKS",
+        "    creates it until 2027-07-29): the control plane bills the extended rate",
+        "  EKS control plane x 1 @ $0.10/h = $0.10/h",
+        "  EKS extended support x 1 @ $0.50/h = $0.50/h",
+        "  total: $0.60/h, $438.00/month (730 h)",
+    ]
+
+
+def test_a_version_in_standard_support_has_no_kubernetes_line() -> None:
+    cost = document(("EKS control plane", 1, "0.10"))
+    cost["kubernetes"] = {"version": "1.35", "support": "standard support"}
+    assert not [line for line in headline_lines(cost) if "Kubernetes" in line]

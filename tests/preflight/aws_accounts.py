@@ -96,7 +96,7 @@ class Account:
     addon_versions: dict[str, list[str]] | None = field(
         default_factory=lambda: {
             "v1.0.0-eksbuild.1": ["1.30", "1.31", "1.32"],
-            "v1.2.0-eksbuild.1": ["1.31", "1.32", "1.33"],
+            "v1.2.0-eksbuild.1": ["1.31", "1.32", "1.33", "1.34"],
         }
     )
     hyperpods: dict[str, HyperPod] = field(default_factory=dict)  # by name and by ARN

@@ -84,13 +84,14 @@ def test_ample_quotas_and_a_matching_addon_pass_without_a_warning(
     outcome = run(aws, scenario, stack)
     assert (outcome.errors, outcome.warnings, outcome.unchecked) == ((), (), ())
     (line,) = outcome.lines[""]
-    assert "add-on v1.2.0-eksbuild.1" in line and "Kubernetes 1.33" in line
+    kubernetes = "1.34" if stack == "multi" else "1.33"  # multi takes the default version
+    assert "add-on v1.2.0-eksbuild.1" in line and f"Kubernetes {kubernetes}" in line
 
 
 def test_the_headline_line_gives_the_quota_and_what_the_stack_needs(aws: LocalAWS) -> None:
     outcome = run(aws, ample("ml.g5.12xlarge", value=4), "multi")
     assert outcome.lines[""] == (
-        f"quota {QUOTA}: 4, stack needs 4; add-on v1.2.0-eksbuild.1 for Kubernetes 1.33",
+        f"quota {QUOTA}: 4, stack needs 4; add-on v1.2.0-eksbuild.1 for Kubernetes 1.34",
     )
 
 
@@ -146,6 +147,24 @@ def test_addon_versions_without_the_stacks_kubernetes_are_refused(aws: LocalAWS)
     (problem,) = run(aws, scenario, "dev").errors
     assert problem.key == "hp:kubernetesVersion"
     assert "supports Kubernetes 1.33 (its versions support 1.30, 1.31)" in problem.message
+    # 1.30 and 1.31 are past EKS extended support on the tests' date: neither is recommended
+    assert problem.message.endswith(
+        "none of them is one HyperPod supports and EKS creates on 2026-12-06 (1.32, 1.33, 1.34, "
+        "docs/kubernetes-facts.md): choose another region"
+    )
+
+
+def test_the_recommended_versions_are_only_those_the_config_accepts(aws: LocalAWS) -> None:
+    """The add-on's list may name 1.35 (HyperPod does not) and 1.31 (EKS no longer creates
+    it): the recommendation names only what hp:kubernetesVersion accepts."""
+    scenario = ample("ml.g5.12xlarge")
+    scenario.addon_versions = {"v1.0.0-eksbuild.1": ["1.31", "1.32", "1.34", "1.35"]}
+    (problem,) = run(aws, scenario, "dev").errors  # the dev stack asks for 1.33
+    assert problem.key == "hp:kubernetesVersion"
+    assert problem.message.endswith(
+        "(its versions support 1.31, 1.32, 1.34, 1.35); set hp:kubernetesVersion to one of "
+        "1.32, 1.34"
+    )
 
 
 @pytest.mark.parametrize(
@@ -227,7 +246,8 @@ def test_addon_versions_without_the_stacks_kubernetes_are_refused(aws: LocalAWS)
             "1.29",
             "hp:clusterName",
             "EKS cluster hp-existing-eks runs Kubernetes 1.29, which no version of the add-on "
-            "amazon-sagemaker-hyperpod-inference supports (they support 1.30, 1.31, 1.32, 1.33)",
+            "amazon-sagemaker-hyperpod-inference supports "
+            "(they support 1.30, 1.31, 1.32, 1.33, 1.34)",
         ),
     ],
 )

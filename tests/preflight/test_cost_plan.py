@@ -35,6 +35,10 @@ def usd_of(sku: str, products: list[dict[str, Any]] | None = None) -> Decimal:
 
 
 G5_USD, EKS_USD, NAT_USD = usd_of("G5CLUSTER0001"), usd_of("EKSCLUSTER001"), usd_of("NATHOURS00001")
+# The dev stack's Kubernetes 1.33 is in EKS extended support on the tests' date (2026-12-06):
+# its control plane bills the extended-support surcharge too (docs/kubernetes-facts.md).
+EXT_USD = usd_of("EKSEXTENDED01")
+CONTROL_USD = EKS_USD + EXT_USD
 
 
 def money(amount: Decimal) -> str:
@@ -78,10 +82,14 @@ def test_live_prices_give_every_line_the_total_and_the_share_exactly(
     count = "hp:instanceGroups[0].instanceCount=2"
     assert plan(tmp_path, monkeypatch, "a", "--preflight", "--set", count) == 0
     printed = capsys.readouterr().out.splitlines()
-    total = G5_USD * 2 + EKS_USD + NAT_USD
+    total = G5_USD * 2 + CONTROL_USD + NAT_USD
     expected = [
+        "  Kubernetes 1.33 is in EKS extended support on 2026-12-06 (standard support ended "
+        "2026-07-29; EKS",
+        "    creates it until 2027-07-29): the control plane bills the extended rate",
         f"  {G5} x 2 @ {money(G5_USD)}/h = {money(G5_USD * 2)}/h (group g5-inference)",
         f"  EKS control plane x 1 @ {money(EKS_USD)}/h = {money(EKS_USD)}/h",
+        f"  EKS extended support x 1 @ {money(EXT_USD)}/h = {money(EXT_USD)}/h",
         f"  NAT gateway x 1 @ {money(NAT_USD)}/h = {money(NAT_USD)}/h",
         f"  total: {money(total)}/h, {money(total * 730)}/month (730 h)",
         # the one endpoint's pod holds 4 of the 8 GPUs of the two nodes
@@ -96,8 +104,16 @@ def test_live_prices_give_every_line_the_total_and_the_share_exactly(
     assert [(line["item"], Decimal(line["per_hour"])) for line in cost["lines"]] == [
         (G5, G5_USD * 2),
         (prices.EKS_CONTROL_PLANE, EKS_USD),
+        (prices.EKS_EXTENDED_SUPPORT, EXT_USD),
         (prices.NAT_GATEWAY, NAT_USD),
     ]
+    assert cost["kubernetes"] == {
+        "version": "1.33",
+        "on": "2026-12-06",
+        "support": "extended support",
+        "end_of_standard": "2026-07-29",
+        "end_of_extended": "2027-07-29",
+    }
     # every GetProducts went to a Price List endpoint botocore lists, valid by the model
     assert {c.operation for c in aws.calls if c.service == "pricing"} == {"GetProducts"}
     assert {c.region for c in aws.calls} == {"us-east-1"}
@@ -125,7 +141,7 @@ def test_several_matching_products_are_not_found_and_never_zero_in_the_total(
     cost, printed = cost_of(tmp_path, "a"), capsys.readouterr()
     assert cost["total_per_hour"] is None and cost["total_per_month"] is None
     assert cost["not_found"] == ["ml.p5.48xlarge"]
-    assert Decimal(cost["priced_per_hour"]) == EKS_USD + NAT_USD
+    assert Decimal(cost["priced_per_hour"]) == CONTROL_USD + NAT_USD
     assert "  ml.p5.48xlarge x 1 @ not found (group g5-inference)" in printed.out.splitlines()
     assert "2 AWS Price List products match ml.p5.48xlarge in us-east-1" in printed.out
     assert "$0.00" not in printed.out
@@ -139,6 +155,11 @@ def test_without_preflight_the_snapshot_prices_and_a_missing_row_needs_preflight
     table = prices.snapshot()
     eks = table[("us-east-1", prices.EKS_CONTROL_PLANE)].usd_per_hour
     assert f"  EKS control plane x 1 @ {money(eks)}/h = {money(eks)}/h" in printed
+    # the extended-support surcharge's sourced snapshot row: the $0.60 total less the $0.10
+    extended = table[("us-east-1", prices.EKS_EXTENDED_SUPPORT)]
+    assert extended.usd_per_hour + eks == Decimal("0.60")
+    assert extended.source.startswith("https://aws.amazon.com/blogs/containers/")
+    assert "  EKS extended support x 1 @ $0.50/h = $0.50/h" in printed
     assert ("us-east-1", G5) not in table  # no public source reachable: no row, no figure
     assert f"  {G5} x 1 @ not found (group g5-inference)" in printed
     assert (
@@ -164,7 +185,7 @@ def test_diff_prints_the_cost_change_above_the_resource_changes(
         == 0
     )
     printed = capsys.readouterr().out.splitlines()
-    before, after = G5_USD + EKS_USD + NAT_USD, G5_USD * 3 + EKS_USD + NAT_USD
+    before, after = G5_USD + CONTROL_USD + NAT_USD, G5_USD * 3 + CONTROL_USD + NAT_USD
     percent = ((after - before) * 100 / before).quantize(Decimal(1), rounding="ROUND_HALF_UP")
     line = f"cost: +{money(after - before)}/h ({money(before)}/h -> {money(after)}/h), +{percent}%"
     assert line in printed
@@ -183,14 +204,15 @@ def test_a_plan_over_the_budget_is_refused_naming_the_total_and_the_largest_part
     capsys: pytest.CaptureFixture[str],
     aws: LocalAWS,
 ) -> None:
-    total = G5_USD + EKS_USD + NAT_USD
+    total = G5_USD + CONTROL_USD + NAT_USD
     budget = (total - Decimal("0.01")).quantize(Decimal("0.01"))
     assert plan(tmp_path, monkeypatch, "a", "--preflight", "--set", f"hp:budget={budget}/hour") == 1
     err = capsys.readouterr().err
     assert (
         f"error: hp:budget: the stack costs {money(total)}/h ({money(total * 730)}/month), over "
         f"the budget ${budget}/hour; the largest parts: {G5} x 1 = {money(G5_USD)}/h; "
-        f"EKS control plane x 1 = {money(EKS_USD)}/h; NAT gateway x 1 = {money(NAT_USD)}/h"
+        f"EKS extended support x 1 = {money(EXT_USD)}/h; EKS control plane x 1 = "
+        f"{money(EKS_USD)}/h"
     ) in err
     # a month's budget is 730 hours of it; at the total, it passes
     assert (
@@ -215,7 +237,9 @@ def test_a_budget_the_priced_parts_alone_exceed_is_refused_naming_the_floor(
     """Without the instance price, what was priced is a floor: over the budget already."""
     assert plan(tmp_path, monkeypatch, "a", "--set", "hp:budget=0.1/hour") == 1
     err = capsys.readouterr().err
-    floor = EKS_USD + NAT_USD
+    floor = prices.snapshot()[("us-east-1", prices.EKS_CONTROL_PLANE)].usd_per_hour
+    floor += prices.snapshot()[("us-east-1", prices.EKS_EXTENDED_SUPPORT)].usd_per_hour
+    floor += prices.snapshot()[("us-east-1", prices.NAT_GATEWAY)].usd_per_hour
     assert (
         f"error: hp:budget: the stack costs at least {money(floor)}/h "
         f"({money(floor * 730)}/month) without {G5}, whose price was not found, over the "
@@ -264,3 +288,19 @@ def test_preflight_says_where_a_live_price_differs_from_the_snapshot(
         f"{stored.published}) -> {money(live)}/h (AWS Price List, {price_list.PUBLISHED[:10]})"
     ) in said
     assert f"  EKS control plane x 1 @ {money(live)}/h = {money(live)}/h" in printed
+
+
+def test_a_version_in_standard_support_on_the_plans_date_bills_no_surcharge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same stack planned as of 2026-06-01, when 1.33 was in standard support."""
+    monkeypatch.setenv("MLCC_TODAY", "2026-06-01")
+    assert plan(tmp_path, monkeypatch, "a") == 0
+    printed = capsys.readouterr().out
+    assert "EKS extended support" not in printed and "Kubernetes 1.33" not in printed
+    cost = cost_of(tmp_path, "a")
+    assert [line["item"] for line in cost["lines"]][1:] == [
+        prices.EKS_CONTROL_PLANE,
+        prices.NAT_GATEWAY,
+    ]
+    assert cost["kubernetes"]["support"] == "standard support"

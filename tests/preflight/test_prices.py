@@ -56,6 +56,7 @@ def dimension_usd(product: dict[str, Any]) -> Decimal:
         ("ml.g5.12xlarge", "us-east-1", "G5CLUSTER0001"),
         ("ml.g5.12xlarge", "us-west-2", "G5OREGON00001"),
         (prices.EKS_CONTROL_PLANE, "us-east-1", "EKSCLUSTER001"),
+        (prices.EKS_EXTENDED_SUPPORT, "us-east-1", "EKSEXTENDED01"),
         (prices.NAT_GATEWAY, "us-east-1", "NATHOURS00001"),
     ],
 )
@@ -130,6 +131,7 @@ def test_aws_endpoint_url_pricing_is_honoured(
     assert {p.item for p in outcome.prices if isinstance(p, prices.Price)} == {
         "ml.g5.12xlarge",
         prices.EKS_CONTROL_PLANE,
+        prices.EKS_EXTENDED_SUPPORT,  # the dev stack's 1.33 is in extended support on its date
         prices.NAT_GATEWAY,
     }
     assert {c.service for c in fake.calls} == {"pricing"}
@@ -143,7 +145,7 @@ def test_an_unreachable_price_list_is_one_not_checked_line_per_price(
         fake.on("GetProducts", Reply(503, {"message": "down"}, "ServiceUnavailable"), "pricing")
         outcome = pricing.pricing_part(dev_config, 5.0)
     assert outcome.prices == ()
-    assert sorted(u.key for u in outcome.unchecked) == ["hp:budget"] * 3
+    assert sorted(u.key for u in outcome.unchecked) == ["hp:budget"] * 4
     assert all("ServiceUnavailable" in u.why or "no answer" in u.why for u in outcome.unchecked)
 
 

@@ -1,9 +1,9 @@
 """The EKS control plane HyperPod orchestrates through, with a small CPU system node group.
 
-HyperPod needs authentication mode API or API_AND_CONFIG_MAP, Kubernetes 1.28-1.33 and the
-Amazon VPC CNI >= 1.18.3. The operator, cert-manager, metrics-server and CoreDNS need
-non-HyperPod capacity (without it they stay Pending), hence the system node group (x86_64: the
-operator images are amd64-only).
+HyperPod needs authentication mode API or API_AND_CONFIG_MAP, a Kubernetes version of its list
+(docs/kubernetes-facts.md) and the Amazon VPC CNI >= 1.18.3. The operator, cert-manager,
+metrics-server and CoreDNS need non-HyperPod capacity (without it they stay Pending), hence the
+system node group (x86_64: the operator images are amd64-only).
 
 `pulumi_eks.Cluster` is a remote component: its `eks_cluster` child is not reachable under
 mocks (remote components register no children there), so the cluster's ARN is derived from

@@ -20,6 +20,7 @@ from mlcc.config.aws import capacity, instances
 from mlcc.config.endpoints import EndpointConfig
 from mlcc.config.infrastructure import INFERENCE_ADDON, ExistingCluster, NewCluster
 from mlcc.config.stack import StackConfig
+from mlcc.facts import kubernetes_versions as k8s_versions
 from mlcc.preflight.account.facts import (
     AccountFacts,
     AddonVersion,
@@ -181,12 +182,25 @@ def _check_addon_offered(found: Findings, kubernetes: str, facts: AccountFacts) 
             KUBERNETES_KEY,
             f"{kubernetes}: no version of the EKS add-on {INFERENCE_ADDON} in {facts.region} "
             f"supports Kubernetes {kubernetes} (its versions support "
-            f"{', '.join(supported_kubernetes(versions))}); set hp:kubernetesVersion to one of "
-            "those",
+            f"{', '.join(supported_kubernetes(versions))}); {_recommendation(versions)}",
         )
         found.line.append(f"add-on: none for Kubernetes {kubernetes}")
         return
     found.line.append(f"add-on {chosen.version} for Kubernetes {kubernetes}")
+
+
+def _recommendation(versions: tuple[AddonVersion, ...]) -> str:
+    """The add-on's versions the config also accepts on the plan's date (never one it refuses:
+    docs/kubernetes-facts.md), or why there is none to name."""
+    on = k8s_versions.today()
+    accepted = k8s_versions.accepted(on)
+    fitting = [v for v in supported_kubernetes(versions) if v in accepted]
+    if fitting:
+        return f"set hp:kubernetesVersion to one of {', '.join(fitting)}"
+    return (
+        f"none of them is one HyperPod supports and EKS creates on {on} "
+        f"({', '.join(accepted) or 'none'}, {k8s_versions.PAGE}): choose another region"
+    )
 
 
 def _check_existing(

@@ -2,9 +2,11 @@
 
 Pure. The billed things come from the parsed stack, the way the components create them
 (mlcc/components/program.py): in create mode each HyperPod instance group, one EKS control plane
-and the NAT gateways of a new VPC (one, or one per public subnet with natGatewayPerAz); an
-existing cluster's nodes and network are not created by the stack, so not priced here. Prices
-are the AWS Price List's when preflight read them, else the snapshot's (mlcc.preflight.cost.prices).
+(and its extended-support surcharge while hp:kubernetesVersion is in EKS extended support on the
+plan's date, docs/kubernetes-facts.md) and the NAT gateways of a new VPC (one, or one per
+public subnet with natGatewayPerAz); an existing cluster's nodes and network are not created by
+the stack, so not priced here. Prices are the AWS Price List's when preflight read them, else the
+snapshot's (mlcc.preflight.cost.prices).
 Figures are `Decimal`, exact: a price times a count, their sum, the sum times 730 hours; only an
 endpoint's share (a fraction of GPUs) is rounded, to the cent. A price not found leaves the total
 unknown: it is never counted as $0.
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -21,9 +24,11 @@ from mlcc.config.aws.capacity import start_pods
 from mlcc.config.aws.instances import GPU_COUNTS
 from mlcc.config.infrastructure import NewCluster, NewNetwork
 from mlcc.config.stack import StackConfig
+from mlcc.facts import kubernetes_versions as k8s_versions
 from mlcc.preflight.cost.prices import (
     API_SOURCE,
     EKS_CONTROL_PLANE,
+    EKS_EXTENDED_SUPPORT,
     HOURS_PER_MONTH,
     NAT_GATEWAY,
     Missing,
@@ -64,12 +69,49 @@ class Share:
 
 
 @dataclass(frozen=True)
+class KubernetesSupport:
+    """Where a created cluster's Kubernetes version stands in the EKS calendar on the plan's
+    date (mlcc.facts.kubernetes_versions)."""
+
+    version: str
+    on: date
+    support: str  # a k8s_versions.Support value
+    end_of_standard: date
+    end_of_extended: date
+
+    def as_json(self) -> dict[str, str]:
+        return {
+            "version": self.version,
+            "on": str(self.on),
+            "support": self.support,
+            "end_of_standard": str(self.end_of_standard),
+            "end_of_extended": str(self.end_of_extended),
+        }
+
+
+def kubernetes_support(config: StackConfig, on: date | None = None) -> KubernetesSupport | None:
+    """The created cluster's version in the calendar; None for a cluster the stack does not
+    create, or a version the table does not hold (the config refuses it)."""
+    cluster = config.infrastructure.cluster
+    if not isinstance(cluster, NewCluster):
+        return None
+    row = k8s_versions.BY_VERSION.get(cluster.kubernetes_version)
+    if row is None:
+        return None
+    day = on or k8s_versions.today()
+    return KubernetesSupport(
+        row.version, day, row.support(day).value, row.end_of_standard, row.end_of_extended
+    )
+
+
+@dataclass(frozen=True)
 class Costing:
     region: str
     lines: tuple[Line, ...]
     shares: tuple[Share, ...] = ()
     not_priced: tuple[str, ...] = ALWAYS_UNPRICED
     differences: tuple[str, ...] = ()  # where a live price differs from the snapshot's
+    kubernetes: KubernetesSupport | None = None
 
     @property
     def not_found(self) -> tuple[Line, ...]:
@@ -123,6 +165,7 @@ class Costing:
                 for kind, first, last in self.sources()
             ],
             "differences": list(self.differences),
+            "kubernetes": None if self.kubernetes is None else self.kubernetes.as_json(),
         }
 
 
@@ -144,13 +187,17 @@ def _text(amount: Decimal | None) -> str | None:
     return None if amount is None else str(amount)
 
 
-def billed(config: StackConfig) -> tuple[list[Billed], list[str]]:
-    """(what the stack bills by the hour, what else it creates that is not priced)."""
+def billed(config: StackConfig, on: date | None = None) -> tuple[list[Billed], list[str]]:
+    """(what the stack bills by the hour on `on`, the plan's date by default, what else it
+    creates that is not priced)."""
     cluster = config.infrastructure.cluster
     if not isinstance(cluster, NewCluster):
         return [], [*ALWAYS_UNPRICED, "the existing cluster (not created by this stack)"]
     items = [Billed(g.instance_type, g.instance_count, g.name) for g in cluster.instance_groups]
     items.append(Billed(EKS_CONTROL_PLANE, 1))
+    support = kubernetes_support(config, on)
+    if support is not None and support.support == k8s_versions.Support.EXTENDED:
+        items.append(Billed(EKS_EXTENDED_SUPPORT, 1))
     network = cluster.network
     if isinstance(network, NewNetwork):
         public = len(network.public_subnet_cidrs)
@@ -164,13 +211,15 @@ def costing(
     live: Iterable[Price | Missing],
     snapshot: Mapping[tuple[str, str], Price],
     preflight_ran: bool = False,
+    on: date | None = None,
 ) -> Costing:
     """Every billed thing at its price: the AWS Price List's; the snapshot's where the Price
     List was not read (plain `mlcc plan`, or a lookup that did not answer). Where it answered
     that zero or several products match, the price is not found."""
     region = config.region
     found = {p.item: p for p in live if p.region == region}
-    items, unpriced = billed(config)
+    day = on or k8s_versions.today()
+    items, unpriced = billed(config, day)
     lines: list[Line] = []
     differences: list[str] = []
     for item in items:
@@ -192,6 +241,7 @@ def costing(
         shares(config, lines),
         tuple(unpriced),
         tuple(dict.fromkeys(differences)),
+        kubernetes_support(config, day),
     )
 
 

@@ -11,6 +11,11 @@ Pure. One rule per billed thing says which AWS Price List products may be its pr
   `terms.OnDemand` and are never read;
 - the EKS control plane: service `AmazonEKS`, usage type `<prefix>-AmazonEKS-Hours:perCluster`
   (the same page: "EKS control plane: AmazonEKS, `<region>-AmazonEKS-Hours:perCluster`");
+- EKS extended support, billed on top of the control plane while its Kubernetes version is in
+  extended support (docs/kubernetes-facts.md): service `AmazonEKS`, usage type
+  `<prefix>-AmazonEKS-Hours:extendedSupport` (assumed: no AWS page read names it; public cost
+  reports and Price List readers do, as a surcharge beside `perCluster`). A wrong name finds no
+  product: the price is then not found, never a guess;
 - a NAT gateway: service `AmazonEC2`, product family `NAT Gateway`, usage type
   `<prefix>-NatGateway-Hours` (infracost's AWS NAT gateway resource queries the same family
   and usage type; `RegionalNatGateway-Hours` and `NatGateway-Bytes` are other SKUs).
@@ -32,6 +37,7 @@ from typing import Any
 
 HOURS_PER_MONTH = Decimal(730)
 EKS_CONTROL_PLANE = "EKS control plane"
+EKS_EXTENDED_SUPPORT = "EKS extended support"
 NAT_GATEWAY = "NAT gateway"
 SNAPSHOT_FILE = "prices.json"
 API_SOURCE = "AWS Price List API"
@@ -43,7 +49,7 @@ MAX_USD_PER_HOUR = Decimal(10_000)
 
 @dataclass(frozen=True)
 class Price:
-    item: str  # an instance type (ml.g5.12xlarge), EKS_CONTROL_PLANE or NAT_GATEWAY
+    item: str  # an instance type (ml.g5.12xlarge), EKS_CONTROL_PLANE, EKS_EXTENDED_SUPPORT, ...
     region: str
     usd_per_hour: Decimal
     published: str  # YYYY-MM-DD
@@ -80,10 +86,16 @@ class Rule:
     product_family: str = ""  # "" when any
 
 
+_EKS_USAGE = {
+    EKS_CONTROL_PLANE: "AmazonEKS-Hours:perCluster",
+    EKS_EXTENDED_SUPPORT: "AmazonEKS-Hours:extendedSupport",
+}
+
+
 def rule(item: str, region: str) -> Rule:
     in_region = ("TERM_MATCH", "regionCode", region)
-    if item == EKS_CONTROL_PLANE:
-        usage = "AmazonEKS-Hours:perCluster"
+    if item in _EKS_USAGE:
+        usage = _EKS_USAGE[item]
         filters = (in_region, ("CONTAINS", "usagetype", usage))
         return Rule(item, region, "AmazonEKS", filters, _usage(usage))
     if item == NAT_GATEWAY:
