@@ -12,13 +12,12 @@ taken as a fact. Every failure becomes an `Unreached` naming the call, never an 
 
 from __future__ import annotations
 
-import math
-import re
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mlcc.config.aws.environment import SetupProblem, setup_failure
+from mlcc.preflight.account import readings
 from mlcc.preflight.account.facts import (
     QUOTA_SERVICE,
     AddonVersion,
@@ -59,12 +58,8 @@ CREDENTIALS_REFUSED = frozenset(
         "SignatureDoesNotMatch",
     }
 )
-MAX_QUOTA = 1e9  # a count of instances; Service Quotas' largest SageMaker values are ~10^4
 MAX_GPUS = 64  # GPUs of one instance (the largest EC2 GPU instances have 8 or 16)
 MAX_GPU_MIB = 1024 * 1024  # one GPU's memory (the largest today: 288 GB)
-# EKS add-on versions (v1.2.0-eksbuild.1) and Kubernetes versions (1.33) as EKS writes them
-ADDON_VERSION = re.compile(r"v\d{1,6}(\.\d{1,6}){1,3}(-eksbuild\.\d{1,6})?")
-KUBERNETES_VERSION = re.compile(r"\d{1,3}\.\d{1,3}")
 
 
 class NotFound(Exception):
@@ -218,60 +213,19 @@ def quota_list(clients: Clients, operation: str) -> dict[str, Quota]:
     found: dict[str, Quota] = {}
     for page in _pages(client, operation, ServiceCode=QUOTA_SERVICE):
         for item in page["Quotas"]:  # a reply without the list is not an empty list
-            name, value = item.get("QuotaName"), item.get("Value")
-            if isinstance(name, str) and isinstance(value, int | float):
-                key = name.strip().casefold()
-                code = str(item.get("QuotaCode", ""))
-                found[key] = Quota(name, code, float(value), applied, _quota_problem(value))
+            if (quota := readings.quota(item, applied)) is not None:
+                found[quota.name.strip().casefold()] = quota
     return found
-
-
-def _quota_problem(value: float) -> str:
-    """Why a quota value is no count of instances ("" when it is one)."""
-    if isinstance(value, bool) or not math.isfinite(value) or value != int(value):
-        return f"Service Quotas answered {value!r}, not a whole number"
-    if not 0 <= value <= MAX_QUOTA:
-        return f"Service Quotas answered {value:g}, not a count of instances"
-    return ""
 
 
 def addon_versions(clients: Clients, addon: str) -> tuple[AddonVersion, ...]:
     client = clients.client("eks")
     try:
-        pages = _pages(client, "describe_addon_versions", addonName=addon)
+        return readings.addon_versions(
+            _pages(client, "describe_addon_versions", addonName=addon), addon
+        )
     except NotFound:
         return ()
-    versions = []
-    unknown = 0
-    for page in pages:
-        for item in page["addons"]:
-            if item.get("addonName") != addon:
-                continue
-            for version in item.get("addonVersions", []):
-                name = version.get("addonVersion")
-                if not isinstance(name, str) or not ADDON_VERSION.fullmatch(name):
-                    unknown += 1  # not a version EKS could install (an unknown format)
-                    continue
-                fits = [
-                    c
-                    for c in version.get("compatibilities", [])
-                    if isinstance(v := c.get("clusterVersion"), str)
-                    and KUBERNETES_VERSION.fullmatch(v)
-                ]
-                versions.append(
-                    AddonVersion(
-                        version=name,
-                        kubernetes_versions=tuple(c["clusterVersion"] for c in fits),
-                        default_for=tuple(
-                            c["clusterVersion"] for c in fits if c.get("defaultVersion") is True
-                        ),
-                    )
-                )
-    if unknown and not versions:
-        raise aws_answers.AnswerProblem(
-            f"it lists {unknown} version(s), none in EKS's format (v1.2.0-eksbuild.1)"
-        )
-    return tuple(versions)
 
 
 def hyperpod_cluster(clients: Clients, name_or_arn: str) -> HyperPodFacts | None:
