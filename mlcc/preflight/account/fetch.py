@@ -31,7 +31,7 @@ from mlcc.preflight.account.facts import (
     Unreached,
     ec2_twin,
 )
-from mlcc.preflight.bounded import aws_answers
+from mlcc.preflight.bounded import aws_answers, credential_process
 
 if TYPE_CHECKING:
     import boto3
@@ -85,11 +85,14 @@ class Clients:
         self.session, self.timeout_s = session, timeout_s
         self._made: dict[str, Any] = {}
         self._lock = threading.Lock()
+        self._failed: SetupProblem | None = None  # credentials not had: each client says so
 
     def client(self, service: str) -> Any:
         from botocore.config import Config
 
         with self._lock:
+            if self._failed is not None:  # the credential_process is not run again
+                raise self._failed
             if service not in self._made:
                 config = Config(
                     connect_timeout=self.timeout_s,
@@ -100,6 +103,9 @@ class Clients:
                     made = self.session.client(service, config=config)  # type: ignore[call-overload]
                 except (ValueError, TypeError) as error:  # botocore converting a setting
                     raise SetupProblem(setup_failure(error)) from None
+                except credential_process.CredentialProcessProblem as problem:
+                    self._failed = problem
+                    raise
                 self._made[service] = aws_answers.bounded(made)
             return self._made[service]
 
@@ -112,6 +118,7 @@ def clients(region: str, profile: str, timeout_s: float) -> Clients | Unreached:
 
     try:
         session = boto3_session(profile_name=profile or None, region_name=region)
+        credential_process.bound(session, profile)
     except BotoCoreError as failure:  # e.g. the profile is not in the AWS config files
         return Unreached("the AWS session", setup_failure(failure, profile))
     return Clients(session, min(CALL_TIMEOUT_S, max(timeout_s, 0.5)))
