@@ -118,7 +118,7 @@ def clients(region: str, profile: str, timeout_s: float) -> Clients | Unreached:
 
     try:
         session = boto3_session(profile_name=profile or None, region_name=region)
-        credential_process.bound(session, profile)
+        credential_process.bound(session, profile, timeout_s)
     except BotoCoreError as failure:  # e.g. the profile is not in the AWS config files
         return Unreached("the AWS session", setup_failure(failure, profile))
     return Clients(session, min(CALL_TIMEOUT_S, max(timeout_s, 0.5)))

@@ -5,7 +5,8 @@ botocore runs the command the profile names (`credential_process` in the AWS con
 hangs held preflight until the part's deadline, which then said AWS gave "no answer" when no
 request was sent; one that prints without end grew the process's memory. So the session's
 process provider (botocore's `ProcessProvider`, its `_popen`, a parameter of its constructor)
-runs the command through mlcc/userfiles/process.py instead: at most TIMEOUT_S, at most
+runs the command through mlcc/userfiles/process.py instead: at most TIMEOUT_S (and half the
+part's deadline), at most
 STDOUT_MAX_BYTES of output, its process group stopped after; what it printed must be the
 credentials botocore reads (JSON with Version 1, AccessKeyId and SecretAccessKey). Any other
 end is one `CredentialProcessProblem` line naming the setting (the profile's
@@ -33,12 +34,15 @@ class CredentialProcessProblem(SetupProblem):
     """The profile's credential_process gave no credentials; no request was sent to AWS."""
 
 
-def bound(session: Any, profile: str) -> None:
-    """The boto3 session's credential_process, if its profile has one, run bounded."""
+def bound(session: Any, profile: str, deadline_s: float) -> None:
+    """The boto3 session's credential_process, if its profile has one, run bounded: at most
+    TIMEOUT_S, and half the part's deadline (the rest is for the calls, and for this line to
+    be said before the part's own "no answer")."""
+    timeout_s = max(min(TIMEOUT_S, deadline_s / 2), 0.1)
     resolver = session._session.get_component("credential_provider")
     for provider in getattr(resolver, "providers", []):
         if getattr(provider, "METHOD", "") == METHOD and hasattr(provider, "_popen"):
-            provider._popen = _Popen(_setting(profile))
+            provider._popen = _Popen(_setting(profile), timeout_s)
 
 
 def _setting(profile: str) -> str:
@@ -49,16 +53,16 @@ def _setting(profile: str) -> str:
 class _Popen:
     """What botocore calls as `subprocess.Popen(argv, stdout=PIPE, stderr=PIPE)`."""
 
-    def __init__(self, setting: str) -> None:
-        self.setting = setting
+    def __init__(self, setting: str, timeout_s: float) -> None:
+        self.setting, self.timeout_s = setting, timeout_s
 
     def __call__(self, argv: Sequence[str], **_: Any) -> _Run:
-        return _Run(list(argv), self.setting)
+        return _Run(list(argv), self.setting, self.timeout_s)
 
 
 class _Run:
-    def __init__(self, argv: list[str], setting: str) -> None:
-        self.argv, self.setting, self.returncode = argv, setting, 0
+    def __init__(self, argv: list[str], setting: str, timeout_s: float) -> None:
+        self.argv, self.setting, self.timeout_s, self.returncode = argv, setting, timeout_s, 0
 
     def communicate(self) -> tuple[bytes, bytes]:
         try:
@@ -66,12 +70,12 @@ class _Run:
                 self.argv,
                 env=os.environ,
                 cwd=None,
-                timeout_s=TIMEOUT_S,
+                timeout_s=self.timeout_s,
                 stdout_max=STDOUT_MAX_BYTES,
                 stderr_keep=STDERR_KEEP_BYTES,
             )
         except Stopped as stopped:
-            raise self.problem(_stopped(stopped.why)) from None
+            raise self.problem(_stopped(stopped.why, self.timeout_s)) from None
         except OSError as error:
             raise self.problem(f"cannot be started ({error.strerror or error})") from None
         if finished.code != 0:
@@ -89,9 +93,9 @@ class _Run:
         )
 
 
-def _stopped(why: str) -> str:
+def _stopped(why: str, timeout_s: float) -> str:
     if why == "deadline":
-        return f"did not finish within {TIMEOUT_S:.0f} s (stopped)"
+        return f"did not finish within {timeout_s:g} s (stopped)"
     return f"printed more than {STDOUT_MAX_BYTES >> 10} KiB (stopped)"
 
 
