@@ -86,6 +86,8 @@ class Clients:
         self._made: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._failed: SetupProblem | None = None  # credentials not had: each client says so
+        self.profile, self.deadline_s = "", timeout_s  # for the profile's credential_process
+        self._bounded = False
 
     def client(self, service: str) -> Any:
         from botocore.config import Config
@@ -100,6 +102,9 @@ class Clients:
                     retries={"mode": "standard", "total_max_attempts": MAX_ATTEMPTS},
                 )
                 try:
+                    if not self._bounded:  # the credential chain, built here: botocore
+                        credential_process.bound(self.session, self.profile, self.deadline_s)
+                        self._bounded = True  # converts settings as for the client below
                     made = self.session.client(service, config=config)  # type: ignore[call-overload]
                 except (ValueError, TypeError) as error:  # botocore converting a setting
                     raise SetupProblem(setup_failure(error)) from None
@@ -118,10 +123,11 @@ def clients(region: str, profile: str, timeout_s: float) -> Clients | Unreached:
 
     try:
         session = boto3_session(profile_name=profile or None, region_name=region)
-        credential_process.bound(session, profile, timeout_s)
     except BotoCoreError as failure:  # e.g. the profile is not in the AWS config files
         return Unreached("the AWS session", setup_failure(failure, profile))
-    return Clients(session, min(CALL_TIMEOUT_S, max(timeout_s, 0.5)))
+    made = Clients(session, min(CALL_TIMEOUT_S, max(timeout_s, 0.5)))
+    made.profile, made.deadline_s = profile, timeout_s
+    return made
 
 
 def guarded(source: str, call: Callable[[], T]) -> Callable[[], T | Unreached]:
