@@ -52,6 +52,8 @@ class Reply:
     body: bytes | dict[str, Any] = field(default_factory=dict)  # bytes: sent as they are
     error_code: str = ""
     delay_s: float = 0.0  # wait this long before answering (a silent server)
+    endless: bytes = b""  # sent again and again after the headers, no Content-Length
+    chunked: bool = False  # the endless body in chunks (Transfer-Encoding: chunked)
 
 
 def error(code: str, message: str, status: int = 400) -> Reply:
@@ -362,12 +364,29 @@ def _handler(fake: LocalAWS, stopping: threading.Event) -> type[BaseHTTPRequestH
                 reply = error("InternalFailure", repr(failure), 500)
             if reply.delay_s:
                 stopping.wait(reply.delay_s)
+            if reply.endless:
+                self._endless(reply)
+                return
             payload, headers = wire_reply(service, operation, reply)
             self.send_response(reply.status)
             for name, value in {**headers, "Content-Length": str(len(payload))}.items():
                 self.send_header(name, value)
             self.end_headers()
             self.wfile.write(payload)
+
+        def _endless(self, reply: Reply) -> None:
+            """A body that never ends, until the client hangs up or the fake stops."""
+            self.send_response(reply.status)
+            self.send_header("Content-Type", "application/x-amz-json-1.1")
+            if reply.chunked:
+                self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            piece = b"%x\r\n%s\r\n" % (len(reply.endless), reply.endless)
+            try:
+                while not stopping.is_set():
+                    self.wfile.write(piece if reply.chunked else reply.endless)
+            except OSError:
+                return  # the client stopped reading
 
         def _dispatch(self, arrived: Arrived) -> tuple[str, str, Reply]:
             scope = _CREDENTIAL_SCOPE.search(arrived.headers.get("authorization", ""))

@@ -23,10 +23,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx2
-from huggingface_hub import HfApi, constants, errors, hf_hub_download
+from huggingface_hub import HfApi, constants, errors, file_download, hf_hub_download
 from huggingface_hub.utils import _http
 
-from mlcc.preflight.bounded.hub_cache import CacheFault, HubMismatch, cache_problem, cached_bytes
+from mlcc.preflight.bounded.hub_cache import (
+    CacheFault,
+    CacheLocked,
+    HubMismatch,
+    TooLarge,
+    bounded_lock,
+    cache_problem,
+    cached_bytes,
+)
 from mlcc.preflight.bounded.hub_http import (
     MAX_ANSWER_BYTES,
     AnswerTooLarge,
@@ -35,6 +43,7 @@ from mlcc.preflight.bounded.hub_http import (
     DeadlineTransport,
     deadline,
     last_attempt,
+    time_left,
 )
 from mlcc.preflight.bounded.values import shown
 from mlcc.preflight.facts import ModelFacts, NotAModelConfig, model_facts, with_estimate
@@ -119,6 +128,8 @@ def install_deadline_client() -> None:
     with _install_lock:
         if not _installed:
             _http.set_client_factory(_client)
+            locks = file_download.__dict__  # its downloads wait for a lock no longer than us
+            locks["WeakFileLock"] = bounded_lock(locks["WeakFileLock"], time_left)
             _installed = True
 
 
@@ -169,6 +180,8 @@ def _offline() -> bool:
 def _classified(ref: ModelRef, filename: str, error: Exception) -> Refused | Unreachable:
     where = os.environ.get("HF_ENDPOINT") or constants.ENDPOINT
     has_token = bool(ref.token or os.environ.get("HF_TOKEN"))
+    if isinstance(error, CacheLocked):
+        return Unreachable(str(error))
     if isinstance(error, errors.GatedRepoError):
         reading = "the token cannot read it" if has_token else "no token was given"
         return Refused(
@@ -225,9 +238,9 @@ def _read_json(path: Path, max_bytes: int) -> object:
     except HubMismatch as mismatch:
         where = os.environ.get("HF_ENDPOINT") or constants.ENDPOINT
         raise _Failure(Unreachable(f"{where}: {mismatch}")) from None
+    except TooLarge as fault:
+        raise _Failure(Refused(str(fault))) from None
     except CacheFault as fault:
-        if "too large" in str(fault):
-            raise _Failure(Refused(f"its {path.name} is over {max_bytes >> 20} MiB")) from None
         raise _Failure(Unreachable(str(fault))) from None
     return _parsed(data, path.name)
 
@@ -279,6 +292,10 @@ def _weight_bytes(ref: ModelRef, seconds: float) -> tuple[int | None, tuple[str,
 
 
 def _believable(value: object) -> int | None:
+    """A whole number of bytes up to MAX_WEIGHT_BYTES; a float that is whole (16060522496.0,
+    as some writers of the index put it) is that number."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         return None
     return value if 0 < value <= MAX_WEIGHT_BYTES else None

@@ -72,6 +72,15 @@ def _target_support(
     engine: Engine, algorithm: str, target: ModelFacts, version: str | None
 ) -> list[Finding]:
     name = target.architecture or target.model_type
+    if algorithm in ("eagle3", "mtp") and not target.architectures:
+        return [
+            Finding(
+                "model",
+                "its config.json has no architectures (empty or null): cannot tell which model "
+                f"class {engine.value} loads, nor whether it runs {algorithm} on it; the config "
+                'must name its class (e.g. "architectures": ["LlamaForCausalLM"])',
+            )
+        ]
     if algorithm == "eagle3" and target.architecture not in _table(
         engine, "eagle3_targets", version
     ):

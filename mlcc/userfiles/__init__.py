@@ -12,6 +12,8 @@ written so that no path and no content ends in a traceback or a hang.
   folder, checked before the work that fills it.
 - `paths`: how a path is shown in those lines (control characters escaped, a long name cut) and
   why the operating system refused it, in words.
+- `process`: a command a configuration names (a kubeconfig's exec plugin, an AWS profile's
+  `credential_process`) run with a deadline and bounded output, its process group stopped.
 - `numbers`: the numbers a user types on the command line (`--timeout 5`), one bounded rule for
   every flag, the refusal echoing at most 40 characters of the text.
 """

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import answers_cases
 import price_list
 from aws_accounts import quota_page
 from classify import Case, Oracle, all_of, never, says_one_of
@@ -113,7 +114,8 @@ def _price_not_json() -> Case:
             "GetProducts", Reply(body={"FormatVersion": "aws_v1", "PriceList": ["{"]}), "pricing"
         )
 
-    return plan_case("price list item not JSON", "aws", prices_unknown(), account=script)
+    oracle = all_of(prices_unknown(), answers_cases.PRICE_NOT_READ)
+    return plan_case("price list item not JSON", "aws", oracle, account=script)
 
 
 def _gpus(gpus: list[Any], name: str) -> Case:
@@ -292,7 +294,7 @@ def cases() -> list[Case]:
         _addon(["latest", ""], "in no format"),
         _addon(["v" + "9" * 5000], "of 5000 digits"),
     ]
-    return found + _errors()
+    return found + _errors() + answers_cases.aws()
 
 
 def control() -> Case:

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import answers_cases
 from classify import Case, Oracle, all_of, never, says
 from fake_hub import COMMIT, MODELS, HubAnswer, HubBehaviour
 from plan_cases import CONFIG, DRAFT, INDEX, TARGET, exit_in, healthy_plan, one_line, plan_case
@@ -311,7 +312,8 @@ def cases() -> list[Case]:
                 index(total),
             )
         )
-    return found + _wire_cases() + [_redirect_elsewhere()] + _cache_cases() + _settings_cases()
+    found += [*_wire_cases(), _redirect_elsewhere(), *_cache_cases(), *_settings_cases()]
+    return found + answers_cases.hub()
 
 
 def control() -> Case:

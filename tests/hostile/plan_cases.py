@@ -36,16 +36,16 @@ def planned(
     account: Account | None = None,
     *extra: str,
     env: dict[str, str] | None = None,
-    prepare: Callable[[Path, str], None] | None = None,
+    prepare: Callable[[Path, str], Callable[[], None] | None] | None = None,
 ) -> Iterator[Invocation]:
-    """The dev stack planned with --preflight while the fakes answer."""
+    """The dev stack planned with --preflight while the fakes answer. `prepare` may return
+    what undoes it once the run is over; `{case}` in an `env` value is the case's folder."""
     with local_aws() as aws, FakeHub(hub or HubBehaviour()) as served:
         serve(aws, example_account())
         if account is not None:
             account(aws)
         cache = where / "hub-cache"
-        if prepare is not None:
-            prepare(cache, served.url)
+        undo = prepare(cache, served.url) if prepare is not None else None
         variables = {
             "HF_ENDPOINT": served.url,
             "HF_HUB_CACHE": str(cache),
@@ -58,7 +58,12 @@ def planned(
             "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
         }
         argv = ["plan", "--stack", "dev", "--out", str(where / "out"), "--set", f"hp:image={IMAGE}"]
-        yield Invocation([*argv, "--preflight", *extra], variables | (env or {}), BOUND_S)
+        added = {k: v.replace("{case}", str(where)) for k, v in (env or {}).items()}
+        try:
+            yield Invocation([*argv, "--preflight", *extra], variables | added, BOUND_S)
+        finally:
+            if undo is not None:
+                undo()
 
 
 # What no plan may print, whatever it was told: a negative or not-a-number figure.
@@ -112,7 +117,7 @@ def plan_case(
     account: Account | None = None,
     *extra: str,
     env: dict[str, str] | None = None,
-    prepare: Callable[[Path, str], None] | None = None,
+    prepare: Callable[[Path, str], Callable[[], None] | None] | None = None,
     xfail: str = "",
 ) -> Case:
     def serve_case(where: Path) -> AbstractContextManager[Invocation]:

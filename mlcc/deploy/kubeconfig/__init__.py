@@ -4,8 +4,8 @@ that keeps growing: each is one `AccessError` line (docs/deploy.md, "Limits").
 
 - `sources`: the kubeconfig files (`--kubeconfig`, each path of KUBECONFIG, ~/.kube/config) read
   bounded, the entries the client will use from them, and the files those name, checked.
-- `exec_plugin` and `process`: the exec plugin (`aws eks get-token`) run with a deadline and
-  bounded output, its ExecCredential checked.
+- `exec_plugin`: the exec plugin (`aws eks get-token`) run with a deadline and bounded output
+  (mlcc/userfiles/process.py), its ExecCredential checked.
 - `loader`: the client's own loader, with that plugin, at the first load and at token refresh.
 - `client`: `api_client`, the one entry point. `kubernetes` is imported inside it.
 """

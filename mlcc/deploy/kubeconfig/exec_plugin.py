@@ -31,9 +31,9 @@ from kubernetes.config.exec_provider import ExecProvider
 
 from mlcc.deploy.snapshot import one_line
 from mlcc.userfiles.paths import os_reason, shown_path
+from mlcc.userfiles.process import Finished, Stopped, run_bounded
 
 from .common import EXEC_STDERR_KEEP_BYTES, EXEC_STDOUT_MAX_BYTES, AccessError, what
-from .process import Finished, Stopped, run_bounded
 
 
 def plugin_label(exec_config: object) -> str:

@@ -12,13 +12,12 @@ taken as a fact. Every failure becomes an `Unreached` naming the call, never an 
 
 from __future__ import annotations
 
-import math
-import re
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from mlcc.config.aws.environment import SetupProblem, setup_failure
+from mlcc.preflight.account import readings
 from mlcc.preflight.account.facts import (
     QUOTA_SERVICE,
     AddonVersion,
@@ -32,7 +31,7 @@ from mlcc.preflight.account.facts import (
     Unreached,
     ec2_twin,
 )
-from mlcc.preflight.bounded import aws_answers
+from mlcc.preflight.bounded import aws_answers, credential_process
 
 if TYPE_CHECKING:
     import boto3
@@ -59,12 +58,8 @@ CREDENTIALS_REFUSED = frozenset(
         "SignatureDoesNotMatch",
     }
 )
-MAX_QUOTA = 1e9  # a count of instances; Service Quotas' largest SageMaker values are ~10^4
 MAX_GPUS = 64  # GPUs of one instance (the largest EC2 GPU instances have 8 or 16)
 MAX_GPU_MIB = 1024 * 1024  # one GPU's memory (the largest today: 288 GB)
-# EKS add-on versions (v1.2.0-eksbuild.1) and Kubernetes versions (1.33) as EKS writes them
-ADDON_VERSION = re.compile(r"v\d{1,6}(\.\d{1,6}){1,3}(-eksbuild\.\d{1,6})?")
-KUBERNETES_VERSION = re.compile(r"\d{1,3}\.\d{1,3}")
 
 
 class NotFound(Exception):
@@ -90,11 +85,16 @@ class Clients:
         self.session, self.timeout_s = session, timeout_s
         self._made: dict[str, Any] = {}
         self._lock = threading.Lock()
+        self._failed: SetupProblem | None = None  # credentials not had: each client says so
+        self.profile, self.deadline_s = "", timeout_s  # for the profile's credential_process
+        self._bounded = False
 
     def client(self, service: str) -> Any:
         from botocore.config import Config
 
         with self._lock:
+            if self._failed is not None:  # the credential_process is not run again
+                raise self._failed
             if service not in self._made:
                 config = Config(
                     connect_timeout=self.timeout_s,
@@ -102,9 +102,15 @@ class Clients:
                     retries={"mode": "standard", "total_max_attempts": MAX_ATTEMPTS},
                 )
                 try:
+                    if not self._bounded:  # the credential chain, built here: botocore
+                        credential_process.bound(self.session, self.profile, self.deadline_s)
+                        self._bounded = True  # converts settings as for the client below
                     made = self.session.client(service, config=config)  # type: ignore[call-overload]
                 except (ValueError, TypeError) as error:  # botocore converting a setting
                     raise SetupProblem(setup_failure(error)) from None
+                except credential_process.CredentialProcessProblem as problem:
+                    self._failed = problem
+                    raise
                 self._made[service] = aws_answers.bounded(made)
             return self._made[service]
 
@@ -119,7 +125,9 @@ def clients(region: str, profile: str, timeout_s: float) -> Clients | Unreached:
         session = boto3_session(profile_name=profile or None, region_name=region)
     except BotoCoreError as failure:  # e.g. the profile is not in the AWS config files
         return Unreached("the AWS session", setup_failure(failure, profile))
-    return Clients(session, min(CALL_TIMEOUT_S, max(timeout_s, 0.5)))
+    made = Clients(session, min(CALL_TIMEOUT_S, max(timeout_s, 0.5)))
+    made.profile, made.deadline_s = profile, timeout_s
+    return made
 
 
 def guarded(source: str, call: Callable[[], T]) -> Callable[[], T | Unreached]:
@@ -218,60 +226,19 @@ def quota_list(clients: Clients, operation: str) -> dict[str, Quota]:
     found: dict[str, Quota] = {}
     for page in _pages(client, operation, ServiceCode=QUOTA_SERVICE):
         for item in page["Quotas"]:  # a reply without the list is not an empty list
-            name, value = item.get("QuotaName"), item.get("Value")
-            if isinstance(name, str) and isinstance(value, int | float):
-                key = name.strip().casefold()
-                code = str(item.get("QuotaCode", ""))
-                found[key] = Quota(name, code, float(value), applied, _quota_problem(value))
+            if (quota := readings.quota(item, applied)) is not None:
+                found[quota.name.strip().casefold()] = quota
     return found
-
-
-def _quota_problem(value: float) -> str:
-    """Why a quota value is no count of instances ("" when it is one)."""
-    if isinstance(value, bool) or not math.isfinite(value) or value != int(value):
-        return f"Service Quotas answered {value!r}, not a whole number"
-    if not 0 <= value <= MAX_QUOTA:
-        return f"Service Quotas answered {value:g}, not a count of instances"
-    return ""
 
 
 def addon_versions(clients: Clients, addon: str) -> tuple[AddonVersion, ...]:
     client = clients.client("eks")
     try:
-        pages = _pages(client, "describe_addon_versions", addonName=addon)
+        return readings.addon_versions(
+            _pages(client, "describe_addon_versions", addonName=addon), addon
+        )
     except NotFound:
         return ()
-    versions = []
-    unknown = 0
-    for page in pages:
-        for item in page["addons"]:
-            if item.get("addonName") != addon:
-                continue
-            for version in item.get("addonVersions", []):
-                name = version.get("addonVersion")
-                if not isinstance(name, str) or not ADDON_VERSION.fullmatch(name):
-                    unknown += 1  # not a version EKS could install (an unknown format)
-                    continue
-                fits = [
-                    c
-                    for c in version.get("compatibilities", [])
-                    if isinstance(v := c.get("clusterVersion"), str)
-                    and KUBERNETES_VERSION.fullmatch(v)
-                ]
-                versions.append(
-                    AddonVersion(
-                        version=name,
-                        kubernetes_versions=tuple(c["clusterVersion"] for c in fits),
-                        default_for=tuple(
-                            c["clusterVersion"] for c in fits if c.get("defaultVersion") is True
-                        ),
-                    )
-                )
-    if unknown and not versions:
-        raise aws_answers.AnswerProblem(
-            f"it lists {unknown} version(s), none in EKS's format (v1.2.0-eksbuild.1)"
-        )
-    return tuple(versions)
 
 
 def hyperpod_cluster(clients: Clients, name_or_arn: str) -> HyperPodFacts | None:

@@ -1,13 +1,16 @@
 """Bounds on what preflight reads from AWS: a size limit per answer, a page guard per list.
 
-botocore reads a whole answer into memory before parsing it (`AWSResponse.content`), and its
-paginators follow `NextToken` for as long as AWS gives one (raising only when a token repeats
-at once). So each client's HTTP session is wrapped: an answer whose Content-Length, or whose
-bytes as they arrive, pass MAX_ANSWER_BYTES fails with `AnswerTooLarge`, before botocore keeps
-it. Lists are read through `pages`: at most MAX_PAGES pages, and a token seen before ends the
-list (`ListNeverEnds`). Both are `AnswerProblem`s, which the caller turns into one "not
-checked" line; neither is retried (botocore's standard mode retries only connection errors,
-timeouts, throttling and 5xx answers).
+botocore reads a whole answer into memory before parsing it (`AWSResponse.content`, inside its
+HTTP session's `send`), and its paginators follow `NextToken` for as long as AWS gives one
+(raising only when a token repeats at once). So each client's HTTP session is wrapped: it asks
+botocore's session to stream the body, then reads it a chunk at a time; an answer whose
+Content-Length, or whose bytes as they arrive (without a length, chunked, never ending), pass
+MAX_ANSWER_BYTES fails with `AnswerTooLarge` there, before botocore keeps it. Lists are read
+through `pages`: at most MAX_PAGES pages, and a token seen before ends the list
+(`ListNeverEnds`). Both are `AnswerProblem`s, which the caller turns into one "not checked"
+line; neither is retried (botocore's standard mode retries only connection errors, timeouts,
+throttling and 5xx answers). An answer whose values are not of its model's types is one too
+(`check_types`, on botocore's `after-call` event).
 """
 
 from __future__ import annotations
@@ -61,12 +64,22 @@ class _BoundedSession:
         self._inner = inner
 
     def send(self, request: Any) -> Any:
-        response = self._inner.send(request)
+        """botocore's session reads the whole body before it returns, unless the request
+        streams its output (`stream_output`): so it is asked to stream, and the body is read
+        here, through the bound, as botocore would have read it (`AWSResponse.content`)."""
+        streams = bool(getattr(request, "stream_output", False))
+        request.stream_output = True
+        try:
+            response = self._inner.send(request)
+        finally:
+            request.stream_output = streams
         declared = str(response.headers.get("content-length", "")).strip()
         if declared.isdigit() and int(declared) > MAX_ANSWER_BYTES:
             response.raw.close()
             raise AnswerTooLarge(too_large())
         response.raw = _BoundedRaw(response.raw)
+        if not streams:
+            response.content  # noqa: B018 - read now, under the bound, and kept
         return response
 
     def __getattr__(self, name: str) -> Any:
@@ -85,7 +98,67 @@ def bounded(client: Any) -> Any:
     if endpoint is not None and session is not None and not isinstance(session, _BoundedSession):
         endpoint.http_session = _BoundedSession(session)
         client.meta.events.register("needs-retry", _note_retry)
+        client.meta.events.register("after-call", check_types)
     return client
+
+
+def check_types(parsed: Any = None, model: Any = None, http_response: Any = None, **_: Any) -> None:
+    """botocore's `after-call` event: an answer whose values are not of the types its model
+    gives (a quota written as "12" where the model has a Double) is malformed, never read as
+    if the value were missing."""
+    if getattr(http_response, "status_code", 200) >= 300 or not isinstance(parsed, dict):
+        return  # an error: botocore's own handling
+    shape = getattr(model, "output_shape", None)
+    if shape is not None and (problem := type_problem(parsed, shape, "")):
+        name = getattr(model, "name", "the answer")
+        raise AnswerProblem(f"a malformed answer: {problem} (botocore's model of {name})")
+
+
+_PYTHON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "long": (int,),
+    "float": (int, float),
+    "double": (int, float),
+    "boolean": (bool,),
+    "blob": (bytes, bytearray),
+}
+
+
+def type_problem(value: Any, shape: Any, path: str) -> str:
+    """The first value of a parsed answer whose type is not its shape's ("" : none)."""
+    kind = shape.type_name
+    if kind == "structure":
+        if not isinstance(value, dict):
+            return _wrong(path, value, kind)
+        for name, member in shape.members.items():
+            if name in value and (found := type_problem(value[name], member, _at(path, name))):
+                return found
+        return ""
+    if kind == "list":
+        if not isinstance(value, list):
+            return _wrong(path, value, kind)
+        items = (type_problem(v, shape.member, f"{path}[{i}]") for i, v in enumerate(value))
+        return next((f for f in items if f), "")
+    if kind == "map":
+        if not isinstance(value, dict):
+            return _wrong(path, value, kind)
+        entries = (type_problem(v, shape.value, _at(path, k)) for k, v in value.items())
+        return next((f for f in entries if f), "")
+    expected = _PYTHON_TYPES.get(kind)
+    if expected is None:
+        return ""  # a timestamp, a document: botocore converts or keeps them as they are
+    numeric_bool = isinstance(value, bool) and kind != "boolean"
+    return _wrong(path, value, kind) if numeric_bool or not isinstance(value, expected) else ""
+
+
+def _at(path: str, name: object) -> str:
+    return f"{path}.{name}" if path else str(name)
+
+
+def _wrong(path: str, value: Any, kind: str) -> str:
+    shown = printable(repr(value)[:40])
+    return f"{path or 'the answer'} is {shown}, where the model has a {kind}"
 
 
 def _note_retry(response: Any = None, attempts: int = 0, **_: Any) -> None:

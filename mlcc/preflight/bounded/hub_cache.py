@@ -6,16 +6,26 @@ not downloaded again. So a truncated or foreign file in the cache would be read 
 answer. Before a cached file is believed, its link must lead to a blob and the blob's bytes must
 have the blob's hash: otherwise the cache, named by its path, is at fault, not the model. The
 read itself is the user-file reader's (mlcc/userfiles/reading.py): a regular file only (a FIFO
-or a device is refused before a byte is read), at most `max_bytes`.
+or a device is refused before a byte is read), at most `max_bytes`; a cached copy above that is
+the model's only when its bytes have its hash (a download this large would have been one).
+
+The library waits for a lock on a file it downloads (`.locks/.../<hash>.lock`) without end:
+under preflight it waits until the fetch's deadline, then the lock, held by another process, is
+named (`bounded_lock`), never the Hub's silence.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
 import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
+
+from filelock import Timeout
 
 from mlcc.userfiles.reading import UserFileError, read_bytes
 
@@ -24,6 +34,14 @@ _HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 class CacheFault(Exception):
     """The cached copy cannot be the Hub's answer; the message names the path and what to do."""
+
+
+class TooLarge(CacheFault):
+    """The file (the Hub's answer, as far as its hash tells) is above the caller's limit."""
+
+
+class CacheLocked(Exception):
+    """Another process holds the cache's lock on the file past the fetch's deadline."""
 
 
 class HubMismatch(Exception):
@@ -37,6 +55,8 @@ def cached_bytes(path: Path, max_bytes: int, since: float = math.inf) -> bytes:
     try:
         data = read_bytes(path, "the Hub cache's", max_bytes)
     except UserFileError as error:
+        if "too large" in str(error):
+            raise _too_large(path, max_bytes, since) from None
         raise CacheFault(f"{error}; delete it and run again") from None
     if not path.is_symlink():
         return data  # a cache without links (copied files): nothing to check against
@@ -59,10 +79,61 @@ def cached_bytes(path: Path, max_bytes: int, since: float = math.inf) -> bytes:
     return data
 
 
+def _too_large(path: Path, max_bytes: int, since: float) -> CacheFault:
+    """A file above `max_bytes`: the model's (TooLarge) when just downloaded, or when the
+    cached copy has the hash its blob is named by; else the cache's copy is at fault."""
+    blob = Path(os.path.realpath(path))
+    named = path.is_symlink() and blob.parent.name == "blobs" and _HEX.fullmatch(blob.name)
+    if not named or blob.stat().st_mtime >= since or _file_digest(blob) == blob.name:
+        return TooLarge(f"its {path.name} is over {max_bytes >> 20} MiB")
+    return CacheFault(
+        f"the Hub cache's {blob} ({path.name}) is over {max_bytes >> 20} MiB and does not "
+        "have the hash it is named by (not the Hub's file); delete it and run again"
+    )
+
+
+def _file_digest(blob: Path, most: int = 64 * 1024 * 1024) -> str:
+    """The blob's hash as its name is written (streamed: at most `most` bytes are read; a
+    larger file is no answer the Hub client kept, and gets no hash)."""
+    size = blob.stat().st_size
+    if size > most:
+        return ""
+    digest = hashlib.sha256() if len(blob.name) == 64 else hashlib.sha1(usedforsecurity=False)
+    if len(blob.name) != 64:
+        digest.update(b"blob %d\0" % size)
+    with blob.open("rb") as stream:
+        while chunk := stream.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def _digest(data: bytes, width: int) -> str:
     if width == 64:
         return hashlib.sha256(data).hexdigest()
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def bounded_lock(original: Callable[..., Any], time_left: Callable[[], float | None]) -> Any:
+    """huggingface_hub's `WeakFileLock`, waiting no longer than the fetch's deadline; a lock
+    still held then is `CacheLocked`, naming its file."""
+
+    @contextlib.contextmanager
+    def lock(lock_file: str | Path, *, timeout: float | None = None) -> Iterator[Any]:
+        left = time_left()
+        if left is not None:
+            timeout = max(left, 0.01) if timeout is None else min(timeout, max(left, 0.01))
+        try:
+            with original(lock_file, timeout=timeout) as held:
+                yield held
+        except Timeout as waited:
+            if str(waited.lock_file) != str(lock_file):
+                raise
+            raise CacheLocked(
+                f"the Hub cache's lock {lock_file} is held by another process (a download of "
+                "the same file, or a process that hangs): wait for it, or stop it, and run again"
+            ) from None
+
+    return lock
 
 
 def cache_problem(error: OSError, cache: str) -> str:

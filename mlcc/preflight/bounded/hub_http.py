@@ -113,6 +113,12 @@ class DeadlineTransport(httpx2.BaseTransport):
         self._inner.close()
 
 
+def time_left() -> float | None:
+    """Seconds left before the fetch's deadline (None: no deadline is set)."""
+    deadline = _deadline.get()
+    return None if deadline is None else deadline - time.monotonic()
+
+
 @contextmanager
 def deadline(seconds: float) -> Iterator[None]:
     token = _deadline.set(time.monotonic() + seconds)

@@ -23,7 +23,7 @@ from mlcc.preflight.account.fetch import guarded
 from mlcc.preflight.bounded import aws_answers
 from mlcc.preflight.bounded.parallel import run_parallel
 from mlcc.preflight.cost import estimate as cost
-from mlcc.preflight.cost.prices import Missing, Price, Rule, rule, select
+from mlcc.preflight.cost.prices import Missing, Price, Rule, is_product, rule, select
 from mlcc.preflight.outcome import Outcome, Unchecked
 
 IAM_ACTION = "pricing:GetProducts"
@@ -93,6 +93,12 @@ def _lookup(clients: account_fetch.Clients, found: Rule) -> Any:
             FormatVersion="aws_v1",
         )
         price_list = [text for page in pages for text in page["PriceList"]]
+        unreadable = [text for text in price_list if not is_product(text)]
+        if unreadable:  # the Price List could not be read: the snapshot's price stands
+            raise aws_answers.AnswerProblem(
+                f"the AWS Price List could not be read: {len(unreadable)} of its "
+                f"{len(price_list)} products are not JSON objects"
+            )
         answer = select(found, price_list)
         result = answer if isinstance(answer, Price) else Missing(found.item, found.region, answer)
         with _ANSWERS_LOCK:

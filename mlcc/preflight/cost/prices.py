@@ -133,6 +133,11 @@ def select(found: Rule, price_list: Iterable[str]) -> Price | str:
     return f"{len(matches)} AWS Price List products match {where}: not one price"
 
 
+def is_product(text: object) -> bool:
+    """Whether a GetProducts item is what its model says: a JSON object in a string."""
+    return _json(text) is not None
+
+
 def _json(text: object) -> dict[str, Any] | None:
     if not isinstance(text, str):
         return None

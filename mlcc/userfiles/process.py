@@ -1,4 +1,6 @@
-"""A command run with a deadline and bounded output: the kubeconfig's exec plugin.
+"""A command a user's configuration names, run with a deadline and bounded output: the
+kubeconfig's exec plugin (mlcc/deploy/kubeconfig/), the AWS config's `credential_process`
+(mlcc/preflight/bounded/credential_process.py).
 
 The command starts in a session of its own (`start_new_session`), so that its whole process
 group can be stopped at once (`os.killpg`, SIGKILL): the command and whatever it forked. Its
