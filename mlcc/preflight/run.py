@@ -66,7 +66,14 @@ def pricing_part(config: StackConfig, deadline_seconds: float) -> Outcome:
     return prices(config, deadline_seconds)
 
 
-PARTS: list[Part] = [models_part, account_part, pricing_part]
+def network_part(config: StackConfig, deadline_seconds: float) -> Outcome:
+    """The account's network rows (mlcc.preflight.account.network_checks), imported on use."""
+    from mlcc.preflight.account.network_checks import network_part as network
+
+    return network(config, deadline_seconds)
+
+
+PARTS: list[Part] = [models_part, account_part, network_part, pricing_part]
 # Kubernetes-only mode creates nothing in AWS and calls no AWS API: no account, quota or price
 # to check, and each GPU's memory comes from the table, not EC2.
 AWS_FREE_PARTS: list[Part] = [models_part]

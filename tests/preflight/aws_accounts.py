@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import aws_network
 import price_list
 import pytest
 from botocore.retries.standard import ExponentialBackoff
@@ -45,6 +46,7 @@ RECORDED_EC2 = json.loads(
     (Path(__file__).parent / "fixtures" / "describe_instance_types.json").read_text()
 )
 EC2_TYPES = {item["InstanceType"]: item for item in RECORDED_EC2["reply"]["InstanceTypes"]}
+EC2_TYPES |= aws_network.NETWORK_TYPES  # the system node types' NetworkInfo
 
 
 def quota_code(name: str) -> str:
@@ -103,6 +105,7 @@ class Account:
     eks_versions: dict[str, str] = field(default_factory=dict)  # EKS cluster -> version
     addons: dict[str, Addon] = field(default_factory=dict)  # EKS cluster -> inference add-on
     products: list[dict[str, Any]] = field(default_factory=price_list.catalog)  # the Price List
+    network: aws_network.Network = field(default_factory=aws_network.Network)  # EIPs, subnets
 
     def add_hyperpod(self, cluster: HyperPod, eks_version: str = "1.33") -> None:
         self.hyperpods[cluster.name] = self.hyperpods[cluster.arn] = cluster
@@ -212,6 +215,7 @@ def serve(fake: LocalAWS, account: Account) -> None:
     fake.on("ListAddons", lambda r: _addon_list(account, r), service="eks")
     fake.on("DescribeAddon", lambda r: _addon(account, r), service="eks")
     price_list.serve(fake, account.products)
+    aws_network.serve(fake, account.network)
 
 
 def _addon_versions(account: Account, request: dict[str, Any]) -> Reply:

@@ -87,4 +87,5 @@ def test_the_memory_check_takes_the_gpu_memory_ec2_reports_in_the_account(
         assert plan(tmp_path, monkeypatch, "dev") == 0
     out = capsys.readouterr().out
     assert "14.7 GiB usable per GPU" in out  # 16 GiB x 0.92, not the table's 22888 MiB
-    assert aws.operations("ec2") == ["DescribeInstanceTypes"]
+    gpu_types = [c.params for c in aws.calls if c.operation == "DescribeInstanceTypes"]
+    assert gpu_types.count({"InstanceTypes": ["g5.12xlarge"]}) == 1  # the system nodes' aside

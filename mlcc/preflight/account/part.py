@@ -17,6 +17,7 @@ from mlcc.config.infrastructure import INFERENCE_ADDON, ExistingCluster, NewClus
 from mlcc.config.stack import StackConfig
 from mlcc.preflight.account import checks as account_checks
 from mlcc.preflight.account import fetch as account_fetch
+from mlcc.preflight.account import network as account_network
 from mlcc.preflight.account.facts import (
     AccountFacts,
     ExistingClusterFacts,
@@ -41,6 +42,7 @@ IAM_ACTIONS = (
     "sagemaker:ListClusterNodes",
     "ec2:DescribeInstanceTypes",
     "pricing:GetProducts",  # the pricing part (mlcc.preflight.cost.price_list)
+    *account_network.IAM_ACTIONS,  # the network rows (mlcc.preflight.account.network)
 )
 
 
