@@ -251,7 +251,10 @@ def test_two_ceilings_cannot_both_count_the_same_spare_node() -> None:
     nodes (pods_that_fit), but at peak they run 4 pods: one warning naming both, the nodes
     needed against those there are, and the keys to change."""
     scaling = {"minReplicas": 1, "maxReplicas": 2}
-    entries = [{"name": "a", "autoscaling": scaling}, {"name": "b", "autoscaling": scaling}]
+    entries: list[dict[str, object]] = [
+        {"name": "a", "autoscaling": scaling},
+        {"name": "b", "autoscaling": scaling},
+    ]
     assert outcome(stack(entries, 3)) == (
         [],
         [
