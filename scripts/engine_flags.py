@@ -20,7 +20,12 @@ file stay as they are. Reads (without importing anything from the engines):
   `SpeculativeAlgorithm` members (sglang/srt/speculative/spec_info.py, but NONE) with the names
   the `--speculative-algorithm` help lists as builtins (NEXTN, rewritten to EAGLE before the
   lookup), and the flags of the `spec` namespace (NS("spec") or the class whose `_NS_PATH` is
-  "spec").
+  "spec");
+- the bounds vLLM's pydantic config declares on the fields behind its flags: each `Field(...,
+  gt=, ge=, lt=, le=)` of the classes of VLLM_BOUNDED_CONFIGS (vllm/config/cache.py
+  `CacheConfig`: `gpu_memory_utilization: float = Field(default=0.92, gt=0, le=1)` in 0.27.1)
+  whose field is a `vllm serve` flag; `vllm serve` refuses a value outside them. SGLang's
+  ServerArgs declares no bounds (its `A[...]` fields carry a type and help only).
 """
 
 from __future__ import annotations
@@ -54,6 +59,8 @@ SGLANG_CLASS = "ServerArgs"
 SGLANG_SPEC_INFO = "sglang/srt/speculative/spec_info.py"
 SGLANG_SPEC_NAMESPACE = "spec"
 ENGINES = ("vllm", "sglang")
+VLLM_BOUNDED_CONFIGS = (("vllm/config/cache.py", "CacheConfig"),)
+BOUND_KEYWORDS = ("gt", "ge", "lt", "le")
 
 Flags = dict[str, str]  # option string ("--tp-size", "-tp") -> the long name it stands for
 Parameters = dict[str, dict[str, str | None]]  # name -> {"type": ..., "default": ...}
@@ -361,6 +368,36 @@ def sglang_speculative(wheel: Path) -> dict[str, object]:
     }
 
 
+def field_bounds(item: ast.AnnAssign) -> dict[str, float]:
+    """The numeric gt/ge/lt/le of a `name: T = Field(...)` field, as its source spells them."""
+    call = item.value
+    if not (isinstance(call, ast.Call) and ast.unparse(call.func).split(".")[-1] == "Field"):
+        return {}
+    bounds: dict[str, float] = {}
+    for word in call.keywords:
+        if word.arg in BOUND_KEYWORDS:
+            try:
+                number = ast.literal_eval(word.value)
+            except ValueError:
+                continue  # a bound computed at run time: not one we can know
+            if isinstance(number, int | float) and not isinstance(number, bool):
+                bounds[word.arg] = number
+    return bounds
+
+
+def vllm_value_bounds(wheel: Path, flags: Flags) -> dict[str, dict[str, object]]:
+    """flag -> its field's bounds and the field they were read from, for the fields of
+    VLLM_BOUNDED_CONFIGS that are `vllm serve` flags."""
+    options = set(flags.values())
+    found: dict[str, dict[str, object]] = {}
+    for member, class_name in VLLM_BOUNDED_CONFIGS:
+        for item in dataclass_fields(read_source(wheel, member), class_name):
+            flag, bounds = field_name(item).replace("_", "-"), field_bounds(item)
+            if bounds and flag in options:
+                found[flag] = {**bounds, "source": f"{member} {class_name}.{field_name(item)}"}
+    return dict(sorted(found.items()))
+
+
 # --- the document -----------------------------------------------------------------------------
 
 
@@ -379,11 +416,14 @@ def release_table(wheel: Path) -> tuple[str, str, dict[str, object]]:
     """(engine, version, its table) for one wheel."""
     engine, version = wheel_engine(wheel), wheel_version(wheel)
     if engine == "vllm":
-        table = engine_table(version, vllm_sources(wheel), vllm_flags(wheel))
+        flags = vllm_flags(wheel)
+        table = engine_table(version, vllm_sources(wheel), flags)
         table["speculative"] = vllm_speculative(wheel)
+        table["value_bounds"] = vllm_value_bounds(wheel, flags)
     else:
         table = engine_table(version, sglang_fields(wheel)[0], sglang_flags(wheel))
         table["speculative"] = sglang_speculative(wheel)
+        table["value_bounds"] = {}
     return engine, version, table
 
 

@@ -14,7 +14,7 @@ import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 
-from mlcc.config import infrastructure, kubernetes_only
+from mlcc.config import image_tag, infrastructure, kubernetes_only
 from mlcc.config.aws import capacity, cuda_fit
 from mlcc.config.aws import rules as aws_rules
 from mlcc.config.budget import Budget, parse_budget
@@ -177,10 +177,12 @@ def _warn_unused_stack_keys(reader: Reader, config: StackConfig) -> None:
 
 
 def _check_cuda_fit(reader: Reader, read: list[ReadEndpoint], existing_cluster: bool) -> None:
-    """Each endpoint's engine image against the nodes' NVIDIA driver; a prebuilt hp:image is
-    not judged (its CUDA version cannot be known here)."""
+    """Each endpoint's engine image against the nodes' NVIDIA driver; a prebuilt hp:image by the
+    release its tag names (mlcc/config/image_tag.py)."""
     driver = cuda_fit.node_driver(reader, existing_cluster=existing_cluster)
     prebuilt = engine_of(reader)[1] if reader.string("image") else None
+    if prebuilt is not None:
+        image_tag.check(reader, reader.string("image"), prebuilt, driver)
     for entry in read:
         release = entry.config.engine_release
         if release != prebuilt:

@@ -44,6 +44,7 @@ from .env import (
 )
 from .flag_tables import (
     RELEASE_TABLES,
+    Bound,
     FlagTable,
     Parameter,
 )
@@ -174,6 +175,7 @@ __all__ = [
     "VLLM_SCHEDULE_FIELD",
     "VLLM_SPEC_SHORTHANDS",
     "Algorithm",
+    "Bound",
     "EnvFlag",
     "EnvProblem",
     "FlagName",

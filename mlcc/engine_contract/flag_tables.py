@@ -3,7 +3,8 @@ wheels (scripts/engine_release.py add ENGINE VERSION).
 
 `engine_flags.json` sits beside this file, in the mlcc package and in the serve image alike, and
 is read once at import. For every engine and supported release it holds the option table of the
-engine's command line and the speculative names and parameters the release accepts. A missing
+engine's command line, the speculative names and parameters the release accepts, and the bounds
+its config declares on flag values (vLLM's pydantic fields). A missing
 or malformed file is a broken build, not a user input: it raises OSError or ValueError, which
 the serve wrapper reports as one line.
 """
@@ -28,6 +29,35 @@ class Parameter:
 
 
 @dataclass(frozen=True)
+class Bound:
+    """The range the release's own config declares for a flag's value (vLLM's pydantic
+    `Field(gt=, ge=, lt=, le=)`), and the field it was read from."""
+
+    source: str  # "vllm/config/cache.py CacheConfig.gpu_memory_utilization"
+    gt: float | None = None
+    ge: float | None = None
+    lt: float | None = None
+    le: float | None = None
+
+    def holds(self, number: float) -> bool:
+        return not (
+            (self.gt is not None and not number > self.gt)
+            or (self.ge is not None and not number >= self.ge)
+            or (self.lt is not None and not number < self.lt)
+            or (self.le is not None and not number <= self.le)
+        )
+
+    def shown(self) -> str:
+        """ "over 0 and at most 1" """
+        words = {"gt": "over", "ge": "at least", "lt": "under", "le": "at most"}
+        return " and ".join(
+            f"{words[name]} {value:g}"
+            for name, value in (("gt", self.gt), ("ge", self.ge), ("lt", self.lt), ("le", self.le))
+            if value is not None
+        )
+
+
+@dataclass(frozen=True)
 class FlagTable:
     """One engine release's options and speculative names, as its wheel had them."""
 
@@ -37,6 +67,7 @@ class FlagTable:
     speculative_names: frozenset[str] = frozenset()  # vLLM `method`, SGLang algorithm names
     deprecated_names: frozenset[str] = frozenset()  # accepted, but the release rewrites them
     speculative_parameters: tuple[tuple[str, Parameter], ...] = ()
+    value_bounds: tuple[tuple[str, Bound], ...] = ()  # long option -> its declared range
 
 
 def _strings(value: object, where: str) -> list[str]:
@@ -69,6 +100,28 @@ def _parameters(value: object, where: str) -> tuple[tuple[str, Parameter], ...]:
     return tuple(found)
 
 
+def _bounds(value: object, where: str) -> tuple[tuple[str, Bound], ...]:
+    if not isinstance(value, dict):
+        raise ValueError(f"{where} must map flags to their bounds")
+    found = []
+    for flag, entry in value.items():
+        numbers = (
+            {k: v for k, v in entry.items() if k != "source"} if isinstance(entry, dict) else {}
+        )
+        if not (
+            isinstance(entry, dict)
+            and isinstance(entry.get("source"), str)
+            and numbers
+            and set(numbers) <= {"gt", "ge", "lt", "le"}
+            and all(
+                isinstance(v, int | float) and not isinstance(v, bool) for v in numbers.values()
+            )
+        ):
+            raise ValueError(f"{where}.{flag} needs a source and numeric gt/ge/lt/le bounds")
+        found.append((str(flag), Bound(source=entry["source"], **numbers)))
+    return tuple(found)
+
+
 def _table(entry: object, version: str, where: str) -> FlagTable:
     """One release's entry; `where` names it in errors: "engine_flags.json: engines.vllm"."""
     if not isinstance(entry, dict) or entry.get("version") != version:
@@ -85,6 +138,7 @@ def _table(entry: object, version: str, where: str) -> FlagTable:
             _strings(speculative.get("deprecated_names"), f"{where}.deprecated_names")
         ),
         speculative_parameters=_parameters(speculative.get("parameters"), f"{where}.parameters"),
+        value_bounds=_bounds(entry.get("value_bounds", {}), f"{where}.value_bounds"),
     )
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
-from .flag_tables import RELEASE_TABLES
+from .flag_tables import RELEASE_TABLES, Bound
 from .names import (
     ENGINES,
     PINNED_VERSIONS,
@@ -22,6 +22,19 @@ from .names import (
     release_table,
 )
 from .values import text_problem
+
+# SGLang declares --mem-fraction-static with no bound (`A[Optional[float], ...]` in
+# sglang/srt/server_args.py 0.5.17, sglang/srt/arg_groups/fields/schedule.py 0.5.23), but its KV
+# pool is the free memory less the pre-load memory x (1 - fraction)
+# (sglang/srt/mem_cache/kv_cache_configurator.py `_profile_available_bytes`): at 0 or below
+# nothing is left and it raises "Loaded weights leave no GPU memory for the KV cache"; over 1 it
+# counts on more memory than the GPU has. So the range is vLLM's own for the same setting.
+_SGLANG_FRACTION = Bound(
+    source="sglang/srt/mem_cache/kv_cache_configurator.py _profile_available_bytes",
+    gt=0,
+    le=1,
+)
+UNDECLARED_BOUNDS: Final = {SGLANG: {"mem-fraction-static": _SGLANG_FRACTION}, VLLM: {}}
 
 _FLAG_NAME = re.compile(r"[a-z0-9][a-z0-9.-]{0,127}")
 
@@ -239,7 +252,28 @@ def engine_arg_problem(
             "carries a secret, which hp:engineArgs would store in plain text in the manifest; "
             "set it as a Pulumi secret that the program puts in a Kubernetes Secret"
         )
-    return engine_arg_value_problem(value)
+    return engine_arg_value_problem(value) or bound_problem(engine, key, value, version)
+
+
+def bound_problem(engine: str, key: str, value: object, version: str | None = None) -> str | None:
+    """Why `value` is outside the range the release declares for flag `key` (engine_flags.json
+    value_bounds; UNDECLARED_BOUNDS for SGLang's memory fraction), or None."""
+    table = release_table(engine, version)
+    bound = dict(table.value_bounds).get(key) or UNDECLARED_BOUNDS[engine].get(key)
+    if bound is None:
+        return None
+    number = None
+    if not isinstance(value, bool | dict):
+        try:
+            number = float(str(value).strip())
+        except ValueError:
+            number = None
+    if number is not None and bound.holds(number):
+        return None
+    return (
+        f"must be a number {bound.shown()} for {engine} {table.version} ({bound.source}), "
+        f"not {str(value)[:60]!r}; set it in that range or remove it for the engine's default"
+    )
 
 
 def _is_schedule_setting(key: str, value: object) -> bool:

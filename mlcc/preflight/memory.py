@@ -68,14 +68,11 @@ def utilization(
     engine: Engine, engine_args: dict[str, str], gpu: GpuSpec, tp: int, version: str | None = None
 ) -> float:
     """The fraction of GPU memory the engine takes: hp:engineArgs', else the release's default
-    (`version`; None: the pinned release)."""
+    (`version`; None: the pinned release). The config refuses a value outside (0, 1]
+    (engine_contract `bound_problem`), so a given one is taken as it is."""
     given = engine_args.get(_UTILIZATION_FLAGS[engine])
-    try:
-        value = float(given) if given is not None else None
-    except ValueError:
-        value = None
-    if value is not None and 0 < value <= 1:
-        return value
+    if given is not None:
+        return float(given)
     if engine is Engine.VLLM:
         from mlcc.preflight.rules import release_tables
 

@@ -9,9 +9,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from mlcc.config.aws import instances
+from mlcc.config.deploy_wait import DeployWait
 from mlcc.config.endpoints import EndpointConfig
 from mlcc.config.stack import StackConfig
-from mlcc.preflight import memory, rules, speculators
+from mlcc.preflight import memory, rules, speculators, startup
 from mlcc.preflight.bounded.hub_http import last_attempt
 from mlcc.preflight.facts import ModelFacts
 from mlcc.preflight.gpus import GpuSpec, gpu_spec
@@ -50,7 +51,11 @@ def models_part(
     endpoints = [_refs(e, token) for e in config.endpoints]
     refs = {ref for e in endpoints for ref in (e.target, e.draft) if ref is not None}
     results = fetch_all(refs, deadline_seconds)
-    return combine(check_endpoint(e, results, gpus(e.endpoint.instance_type)) for e in endpoints)
+    deploy_seconds = config.deploy_wait.timeout_seconds
+    return combine(
+        check_endpoint(e, results, gpus(e.endpoint.instance_type), deploy_seconds)
+        for e in endpoints
+    )
 
 
 def _token(config: StackConfig) -> str | None:
@@ -93,7 +98,10 @@ def fetch_all(refs: Iterable[ModelRef], seconds: float) -> dict[ModelRef, FetchR
 
 
 def check_endpoint(
-    models: EndpointModels, results: dict[ModelRef, FetchResult], gpu: GpuSpec | None
+    models: EndpointModels,
+    results: dict[ModelRef, FetchResult],
+    gpu: GpuSpec | None,
+    deploy_seconds: int = DeployWait().timeout_seconds,
 ) -> Outcome:
     endpoint = models.endpoint
     errors: list[Problem] = []
@@ -119,6 +127,8 @@ def check_endpoint(
     findings = _model_findings(endpoint, target, draft, gpu)
     errors += [_problem(endpoint, f.key, f.message) for f in findings if f.error]
     warnings += [_problem(endpoint, f.key, f.message) for f in findings if not f.error]
+    if (slow := startup.startup_problem(endpoint, target, draft, deploy_seconds)) is not None:
+        warnings.append(_problem(endpoint, *slow))
     lines: tuple[str, ...] = ()
     if gpu is None:
         unchecked.append(

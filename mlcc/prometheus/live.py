@@ -162,8 +162,13 @@ def _no_speculative_series(names: str) -> str:
     )
 
 
-def summary(figures: LiveFigures, floor: float | None, window_s: int) -> tuple[bool, str]:
-    """(passed, detail) of the `live` check line."""
+def summary(
+    figures: LiveFigures,
+    floor: float | None,
+    window_s: int,
+    floor_key: str = "--acceptance-floor",
+) -> tuple[bool, str]:
+    """(passed, detail) of the `live` check line; `floor_key` names what sets the floor."""
     over = f"over the last {_window(window_s)}"
     if figures.unknown is not None:
         return False, f"cannot check the live figures {over}: {figures.unknown}"
@@ -187,7 +192,7 @@ def summary(figures: LiveFigures, floor: float | None, window_s: int) -> tuple[b
     if figures.acceptance_rate is None:
         return False, f"{detail}; the acceptance rate is unknown, so the floor is not checked"
     if figures.acceptance_rate < floor:
-        return False, f"{detail}; below the floor {floor:.0%} (--acceptance-floor)"
+        return False, f"{detail}; below the floor {floor:.0%} ({floor_key})"
     return True, detail
 
 

@@ -244,3 +244,24 @@ def test_a_capacity_line_names_a_few_endpoints_when_there_are_many() -> None:
     assert warning.startswith("e0 (up to 2), e1 (up to 2), e2 (up to 2), e3 (up to 2), e4 (up ")
     assert ", and 34 more endpoints can run 80 pods at peak on 60 ml.g5.12xlarge nodes" in warning
     assert len(warning) < 400
+
+
+def test_two_ceilings_cannot_both_count_the_same_spare_node() -> None:
+    """Issue #43 item 3c: a and b each fit their ceiling of 2 beside the other's 1 replica on 3
+    nodes (pods_that_fit), but at peak they run 4 pods: one warning naming both, the nodes
+    needed against those there are, and the keys to change."""
+    scaling = {"minReplicas": 1, "maxReplicas": 2}
+    entries: list[dict[str, object]] = [
+        {"name": "a", "autoscaling": scaling},
+        {"name": "b", "autoscaling": scaling},
+    ]
+    assert outcome(stack(entries, 3)) == (
+        [],
+        [
+            "a (up to 2), b (up to 2) can run 4 pods at peak on 3 ml.g5.12xlarge nodes: they "
+            "need at least 4 (a pod takes 4 of a node's 4 GPUs); at peak the pods past that "
+            "stay Pending: lower autoscaling maxReplicas, or raise the instanceCount of the "
+            "ml.g5.12xlarge groups to 4"
+        ],
+    )
+    assert outcome(stack(entries, 4)) == ([], [])

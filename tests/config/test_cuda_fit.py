@@ -120,10 +120,26 @@ def test_each_endpoint_is_judged_on_its_own_key() -> None:
     ]
 
 
-def test_a_prebuilt_image_is_not_judged() -> None:
+def test_a_prebuilt_image_whose_tag_names_no_release_is_not_judged() -> None:
     image = KNOWN[0]
     values = {**release_keys(image), "hp:image": DIGEST, "hp:nvidiaDriverVersion": below(image)}
-    parse({**BASE, **values}, stack="dev")
+    parsed = parse({**BASE, **values}, stack="dev")
+    assert [w for w in parsed.warnings if w.key == "hp:image"] == []
+
+
+def test_a_prebuilt_image_is_judged_by_the_release_its_tag_names() -> None:
+    """The tag's release's image CUDA against the driver: a warning on hp:image (a tag is a
+    name, not proof), and the release itself is not refused on hp:engineVersion."""
+    image = KNOWN[0]
+    tagged = f"{image.base_image}@sha256:{'a' * 64}"
+    values = {**release_keys(image), "hp:image": tagged, "hp:nvidiaDriverVersion": below(image)}
+    parsed = parse({**BASE, **values}, stack="dev")
+    (line,) = [str(w) for w in parsed.warnings if w.key == "hp:image"]
+    assert line.startswith(
+        f"hp:image: its tag names {image.engine} {image.version}: {image.engine} "
+        f"{image.version}'s image {image.base_image} is built for CUDA {image.cuda} "
+    )
+    assert "set hp:nvidiaDriverVersion if the nodes run a newer driver" in line
 
 
 def test_an_unknown_cuda_version_is_not_judged(monkeypatch: pytest.MonkeyPatch) -> None:

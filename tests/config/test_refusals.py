@@ -62,6 +62,37 @@ def test_engine_args_that_would_fail_or_leak(args: dict[str, object]) -> None:
     refused({"hp:engineArgs": json.dumps(args)}, f"hp:engineArgs.{flag}")
 
 
+@pytest.mark.parametrize("value", [0, -0.1, 1.5, "1.01", "nan", "ninety", True])
+def test_gpu_memory_utilization_outside_vllms_own_bound(value: object) -> None:
+    """vLLM's CacheConfig declares Field(gt=0, le=1) (engine_flags.json value_bounds): refused
+    as the engine would, never replaced by its default in preflight's figures."""
+    args = json.dumps({"gpu-memory-utilization": value})
+    (line,) = problems({"hp:engineArgs": args})
+    assert line.startswith(
+        "hp:engineArgs.gpu-memory-utilization: must be a number over 0 and at most 1 for vllm "
+        "0.27.1 (vllm/config/cache.py CacheConfig.gpu_memory_utilization), not "
+    )
+
+
+@pytest.mark.parametrize("value", [0, 1.2])
+def test_sglang_mem_fraction_static_outside_what_its_kv_pool_can_take(value: float) -> None:
+    (line,) = problems(
+        {"hp:engine": "sglang", "hp:engineArgs": json.dumps({"mem-fraction-static": value})}
+    )
+    assert line.startswith("hp:engineArgs.mem-fraction-static: must be a number over 0 and at ")
+    assert "kv_cache_configurator.py _profile_available_bytes" in line
+
+
+@pytest.mark.parametrize(
+    ("engine", "flag"), [("vllm", "gpu-memory-utilization"), ("sglang", "mem-fraction-static")]
+)
+def test_a_memory_fraction_of_one_or_less_is_taken(engine: str, flag: str) -> None:
+    for value in (1, "0.5", 0.01):
+        parse(
+            {**BASE, "hp:engine": engine, "hp:engineArgs": json.dumps({flag: value})}, stack="dev"
+        )
+
+
 def test_the_same_flag_twice_in_two_spellings() -> None:
     found = problems({"hp:engineArgs": json.dumps({"max-num-seqs": 8, "max_num_seqs": 16})})
     assert len([line for line in found if "max" in line]) == 1

@@ -15,6 +15,7 @@ import verify_samples as s
 import yaml
 from fake_kube_api import NAMESPACE, Behaviour, FakeKubeApi, Scene, status_body
 from hostile_kube import send
+from prometheus_fake import Answer, vector
 
 from mlcc.cli.verify import command as verify_cli
 from mlcc.deploy.cluster import LOG_LIMIT_BYTES, PAGE_SIZE
@@ -334,6 +335,42 @@ def test_live_figures_join_the_checks_and_a_floor_above_them_fails_the_run(
             for query in fake.queries[-5:]:
                 assert 'namespace="inference",pod=~"hp-dev-' in query
                 assert any(w in query for w in window), query
+    finally:
+        fake.stop()
+
+
+def collapsed(query: str, at: float) -> Answer:
+    """vLLM's figures at 2% acceptance: 6 of 300 drafted tokens accepted."""
+    from test_live_hostile import healthy
+
+    if "accepted_tokens" in query and "offset" not in query:
+        return vector("6", at)
+    return healthy(query, at)
+
+
+@pytest.mark.parametrize(
+    ("observability", "floor"),
+    [("", "30%"), ("  hp:observability: {target: file, acceptanceFloor: 0.05}\n", "5%")],
+)
+def test_without_acceptance_floor_the_stack_s_floor_fails_a_collapsed_endpoint(
+    project: Path, capsys: pytest.CaptureFixture[str], observability: str, floor: str
+) -> None:
+    """The alert rules' floor (hp:observability acceptanceFloor, 0.3 unless set) is verify's
+    default: 2% acceptance is a FAIL naming the key to change."""
+    from prometheus_fake import PrometheusFake
+
+    (project / "Pulumi.dev.yaml").write_text(STACK_FILE + observability, encoding="utf-8")
+    fake = PrometheusFake(collapsed).start()
+    try:
+        with FakeKubeApi([healthy_scene()]) as api:
+            assert run(api, project, "--prometheus", fake.url) == 1
+            last = capsys.readouterr().out.splitlines()[-1]
+            assert last.startswith("FAIL live: acceptance 2.0%")
+            assert last.endswith(
+                f"below the floor {floor} (hp:observability.acceptanceFloor, or "
+                f"--acceptance-floor) (Prometheus {fake.url})"
+            )
+            assert run(api, project, "--prometheus", fake.url, "--acceptance-floor", "0") == 0
     finally:
         fake.stop()
 

@@ -135,6 +135,17 @@ SGLANG_SPEC_FIELD = """
 """
 
 
+# vllm/config/cache.py as 0.27.1 declares its bounds (pydantic Field), and fields without one.
+VLLM_CACHE = """
+class CacheConfig:
+    DEFAULT_BLOCK_SIZE: ClassVar[int] = 16
+    gpu_memory_utilization: float = Field(default=0.92, gt=0, le=1)
+    max_model_len: int = Field(default=None, ge=LIMIT)  # computed: not a bound we can know
+    cache_dtype: CacheDType = "auto"
+    not_a_flag: int = Field(default=1, gt=0)
+"""
+
+
 def fake_wheels(tmp_path: Path) -> tuple[Path, Path]:
     vllm = wheel(
         tmp_path / "vllm-0.27.1-x.whl",
@@ -142,6 +153,7 @@ def fake_wheels(tmp_path: Path) -> tuple[Path, Path]:
             "vllm/engine/arg_utils.py": VLLM_ARG_UTILS,
             "vllm/entrypoints/openai/cli_args.py": VLLM_CLI_ARGS,
             "vllm/config/speculative.py": VLLM_SPECULATIVE,
+            "vllm/config/cache.py": VLLM_CACHE,
         },
     )
     server_args = SGLANG_SERVER_ARGS.replace(
@@ -206,6 +218,28 @@ def test_the_speculative_names_and_parameters_come_from_the_sources(tmp_path: Pa
     assert spec["parameters"] == {
         "speculative-algorithm": {"type": "Optional[str]", "default": "None"}
     }
+
+
+def test_value_bounds_are_the_pydantic_fields_of_vllm_flags(tmp_path: Path) -> None:
+    """gpu-memory-utilization's (0, 1] from CacheConfig's Field(gt=0, le=1), loaded by the
+    contract; a computed bound and a field that is no flag are left out; SGLang has none."""
+    script = load_script()
+    flags = {
+        "--gpu-memory-utilization": "gpu-memory-utilization",
+        "--max-model-len": "max-model-len",
+    }
+    vllm, _ = fake_wheels(tmp_path)
+    source = "vllm/config/cache.py CacheConfig.gpu_memory_utilization"
+    assert script.vllm_value_bounds(vllm, flags) == {
+        "gpu-memory-utilization": {"gt": 0, "le": 1, "source": source}
+    }
+    written = tmp_path / "engine_flags.json"
+    written.write_text(script.rendered(script.merged(None, list(fake_wheels(tmp_path)))))
+    tables = read_flag_tables(written)
+    assert tables["sglang"]["0.5.17"].value_bounds == ()
+    checked_in = dict(read_flag_tables()["vllm"][PINNED_VERSIONS["vllm"]].value_bounds)
+    bound = checked_in["gpu-memory-utilization"]
+    assert (bound.gt, bound.le, bound.source) == (0, 1, source)
 
 
 def test_sglang_namespace_classes_add_their_fields(tmp_path: Path) -> None:

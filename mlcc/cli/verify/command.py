@@ -24,6 +24,7 @@ from mlcc.cli.verify.reads import ClusterError
 from mlcc.config import stack as stack_config
 from mlcc.config.endpoints import EndpointConfig
 from mlcc.config.kubernetes_only import KubeconfigCluster
+from mlcc.config.observability.settings import ObservabilitySettings
 from mlcc.deploy.cluster import DEFAULT_REQUEST_TIMEOUT_S, Cluster
 from mlcc.deploy.kubeconfig import EXEC_PLUGIN_TIMEOUT_S, api_client
 from mlcc.deploy.verify import Check, all_passed, expectation_for, verify_endpoint
@@ -110,7 +111,11 @@ def run(args: argparse.Namespace, wait_timings: WaitSettings | None = None) -> i
         minutes = args.timeout or config.deploy_wait.timeout_minutes
         if not verify_wait.wait(cluster, namespace, endpoints, minutes, wait_timings):
             return EXIT_FAILED
-    live = _live_checks(args, region, namespace, endpoints) if verify_live.wanted(args) else {}
+    live = (
+        _live_checks(args, region, namespace, endpoints, config.observability)
+        if verify_live.wanted(args)
+        else {}
+    )
     passed = [
         _verify_one(cluster, namespace, endpoint, len(endpoints) > 1, live.get(endpoint.name))
         for endpoint in endpoints
@@ -119,14 +124,20 @@ def run(args: argparse.Namespace, wait_timings: WaitSettings | None = None) -> i
 
 
 def _live_checks(
-    args: argparse.Namespace, region: str | None, namespace: str, endpoints: list[EndpointConfig]
+    args: argparse.Namespace,
+    region: str | None,
+    namespace: str,
+    endpoints: list[EndpointConfig],
+    observability: ObservabilitySettings,
 ) -> dict[str, Check]:
     """The `live` check of each endpoint (mlcc/cli/verify/live.py)."""
     try:
         source = verify_live.source_of(args, region)
     except AmpSetupError as error:
         return {e.name: verify_live.setup_failure(error) for e in endpoints}
-    return verify_live.live_checks(args, source, namespace, endpoints, args.request_timeout)
+    return verify_live.live_checks(
+        args, source, namespace, endpoints, args.request_timeout, observability
+    )
 
 
 def _verify_one(

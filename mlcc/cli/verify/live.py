@@ -1,7 +1,9 @@
 """`mlcc verify --prometheus URL | --amp-workspace ID`: each endpoint's live figures over the last
 minutes (acceptance rate, mean accepted length, output tokens/s), one `PASS|FAIL live:` line per
-endpoint, FAIL when acceptance is below `--acceptance-floor` or the figures cannot be read
-(docs/verify.md, "Live figures"). The figures are in mlcc/prometheus/live.py, the HTTP in
+endpoint, FAIL when acceptance is below the floor or the figures cannot be read (docs/verify.md,
+"Live figures"). The floor is `--acceptance-floor`, else the stack's own: hp:observability's
+`acceptanceFloor` (0.3 unless set, per endpoint where a map names it), the floor its alert
+fires under; 0 checks none. The figures are in mlcc/prometheus/live.py, the HTTP in
 mlcc/prometheus/api.py, the AMP signing in mlcc/prometheus/amp.py."""
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Sequence
 from functools import partial
 
 from mlcc.config.endpoints import EndpointConfig
+from mlcc.config.observability.settings import DEFAULTS, ObservabilitySettings
 from mlcc.deploy.verify import Check
 from mlcc.prometheus.amp import AmpSetupError, workspace_source
 from mlcc.prometheus.api import Sample, Source, instant_query
@@ -47,7 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--acceptance-floor",
         type=flag_type("", 0, 1, note="(0.5 = 50%)"),
         metavar="RATE",
-        help="fail when a speculative endpoint's live acceptance rate is below RATE (0-1)",
+        help="fail when a speculative endpoint's live acceptance rate is below RATE (0-1); "
+        "default: the stack's hp:observability acceptanceFloor (0.3 unless set)",
     )
 
 
@@ -71,8 +75,10 @@ def live_checks(
     namespace: str,
     endpoints: Sequence[EndpointConfig],
     timeout_s: float,
+    observability: ObservabilitySettings = DEFAULTS,
 ) -> dict[str, Check]:
-    """Each endpoint's `live` check, all queries evaluated at one time."""
+    """Each endpoint's `live` check, all queries evaluated at one time, against its floor
+    (`acceptance_floor`)."""
     at = time.time()
     ask = partial(_ask, source, at, timeout_s)
     window_s = round(args.window_minutes * 60)
@@ -81,9 +87,21 @@ def live_checks(
         figures = live_figures(
             scope_of(endpoint, namespace, window_s), endpoint.speculative is not None, ask
         )
-        passed, detail = summary(figures, args.acceptance_floor, window_s)
+        floor, floor_key = acceptance_floor(args, observability, endpoint.name)
+        passed, detail = summary(figures, floor, window_s, floor_key)
         checks[endpoint.name] = Check("live", passed, f"{detail} ({source.name})")
     return checks
+
+
+def acceptance_floor(
+    args: argparse.Namespace, observability: ObservabilitySettings, endpoint: str
+) -> tuple[float | None, str]:
+    """(the floor, the key that sets it): --acceptance-floor, else the stack's acceptanceFloor
+    for the endpoint, the alert rules' floor (mlcc/observability/rules.py); None for 0."""
+    if args.acceptance_floor is not None:
+        return float(args.acceptance_floor), "--acceptance-floor"
+    floor = observability.floor_of(endpoint)
+    return (floor or None), "hp:observability.acceptanceFloor, or --acceptance-floor"
 
 
 def setup_failure(error: AmpSetupError) -> Check:

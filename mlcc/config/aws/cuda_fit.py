@@ -5,8 +5,9 @@ minor version compatibility (CUDA 13.x: >= 580); an older driver fails at start 
 driver version is insufficient for CUDA runtime version". The nodes' driver is the HyperPod AMI's
 (mlcc/facts/nvidia.py): the newest AMI for a cluster this program creates, the lowest driver of
 the supported AMIs for an existing cluster (hp:clusterName), or hp:nvidiaDriverVersion when set.
-Nothing is refused when the image's CUDA version is unknown: a prebuilt hp:image, or a release
-whose Dockerfile was not read.
+Nothing is refused when the image's CUDA version is unknown: a release whose Dockerfile was not
+read. A prebuilt hp:image is judged by the release its tag names, as a warning
+(mlcc/config/image_tag.py), else not at all.
 """
 
 from __future__ import annotations
