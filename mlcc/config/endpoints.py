@@ -22,7 +22,7 @@ from mlcc.config.operator.features import OperatorSettings, parse_operator_setti
 from mlcc.config.reader import Reader
 from mlcc.config.scaling.autoscaling import Autoscaling
 from mlcc.config.schema import ENDPOINT_KEYS, KEYS_BY_NAME
-from mlcc.serving import speculative
+from mlcc.serving import model_hints
 from mlcc.serving.engines import Engine, EngineRelease, release
 from mlcc.serving.speculative import Problem, SpeculativeSpec
 
@@ -55,7 +55,7 @@ class EndpointConfig:
     entry_path: str = ""  # "endpoints[1]" for an hp:endpoints entry, "" for the top-level keys
     entry_fields: frozenset[str] = frozenset()  # the keys the entry sets itself
     set_keys: frozenset[str] = frozenset()  # endpoint keys given a value other than the default
-    # speculative.name_hints, reported by preflight only where it read no config (preflight.md)
+    # model_hints.name_hints, reported by preflight only where it read no config (preflight.md)
     name_hints: tuple[tuple[str, Problem], ...] = ()
 
     def key(self, name: str) -> str:
@@ -202,7 +202,7 @@ def _endpoint(reader: Reader, name: str, resource_name: str) -> EndpointConfig:
         operator=operator,
         set_keys=frozenset(k for k in ENDPOINT_KEYS if reader.present(k)),
         name_hints=tuple(
-            (k, reader.relay(p)) for k, p in speculative.name_hints(spec, reader.string("model"))
+            (k, reader.relay(p)) for k, p in model_hints.name_hints(spec, reader.string("model"))
         ),
     )
     speculative_keys.check_schedule(

@@ -6,7 +6,7 @@ wrapper reads back (docs/images.md). Its modules, each with one job:
 - `names`: the engines, their supported and pinned releases, the SM_<ENGINE>_* variable names,
   the speculative names and parameters each release accepts;
 - `algorithms`: the user-facing algorithm table;
-- `values`: text, counts and model references;
+- `values`: text, counts, model references and version numbers;
 - `flag_tables`: each supported release's option table and speculative names, data generated
   from its wheel (`engine_flags.json`, scripts/engine_flags.py via scripts/engine_release.py);
 - `flags`: the engine flag rules (`hp:engineArgs` at preview, the wrapper at start-up);
@@ -29,7 +29,6 @@ from .algorithms import (
     algorithm_named,
     first_release,
     unrunnable_reason,
-    version_key,
 )
 from .env import (
     EnvFlag,
@@ -130,6 +129,7 @@ from .values import (
     model_id_problem,
     parse_count,
     text_problem,
+    version_key,
 )
 
 __all__ = [

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from .names import SPECULATIVE_NAMES, VLLM
+from .values import version_key
 
 
 @dataclass(frozen=True)
@@ -138,11 +139,6 @@ def algorithm_named(value: str) -> Algorithm | None:
 def unrunnable_reason(engine: str, version: str, name: str) -> str | None:
     """Why a release that knows `name` cannot run it in our image; None when it can."""
     return UNRUNNABLE.get((engine, version, name))
-
-
-def version_key(version: str) -> tuple[int, ...]:
-    """'0.5.17' -> (0, 5, 17): releases in numeric order, not text order."""
-    return tuple(int(part) if part.isdigit() else -1 for part in version.split("."))
 
 
 def first_release(engine: str, name: str | None) -> str | None:

@@ -13,6 +13,8 @@ _HUB_PART = r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}"
 _HUB_ID = re.compile(rf"{_HUB_PART}/{_HUB_PART}")
 _ABSOLUTE_PATH = re.compile(r"/[A-Za-z0-9._/-]{1,4095}")
 _URI_OR_ARN = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://|arn:|s3:)", re.IGNORECASE)
+# A run of ASCII digits, cut so that int() never meets thousands of them.
+_VERSION_NUMBER = re.compile(r"[0-9]{1,18}")
 
 
 def shown_value(value: str) -> str:
@@ -61,6 +63,23 @@ def count_problem(value: object) -> str | None:
     return (
         f"must be a positive whole number in ASCII digits (at most {MAX_COUNT_DIGITS}), not {shown}"
     )
+
+
+def version_key(version: object) -> tuple[int, ...]:
+    """The numbers of a version, in order, to sort and compare versions as numbers.
+
+    Every version this program orders goes through it: engine releases ('0.5.17' -> (0, 5, 17)),
+    NVIDIA drivers ('580.126.09'), CUDA versions, Kubernetes versions ('1.33', 'v1.33') and EKS
+    add-on versions ('v1.2.0-eksbuild.3' -> (1, 2, 0, 3)). Anything but ASCII digits separates
+    numbers; trailing zeros do not count ('1.33' and '1.33.0' are one version); a number is
+    read as its text (1.33 -> (1, 33)); no number at all (None, '', 'latest') is (), below
+    every version. Never raises. Pre-release tags are not understood: '0.6.0rc1' -> (0, 6, 0,
+    1), so only released versions are ordered with it.
+    """
+    numbers = [int(run) for run in _VERSION_NUMBER.findall("" if version is None else str(version))]
+    while numbers and numbers[-1] == 0:
+        numbers.pop()
+    return tuple(numbers)
 
 
 def is_hf_id(value: str) -> bool:

@@ -45,12 +45,9 @@ HYPERPOD_EKS_AMIS: Final = (
 HYPERPOD_AMI_SOURCE: Final = (
     "AWS, Amazon SageMaker HyperPod AMI support policy, HyperPod EKS AMI version list"
 )
-# A cluster this program creates gets the newest AMI; an existing cluster may run any supported
-# one, so without hp:nvidiaDriverVersion the rule assumes the lowest driver of the table.
+# A cluster this program creates gets the newest AMI (the lowest driver an existing cluster may
+# run is chosen in mlcc/config/aws/cuda_fit.py, which compares driver versions).
 NEWEST_AMI: Final = HYPERPOD_EKS_AMIS[0]
-LOWEST_DRIVER_AMI: Final = min(
-    HYPERPOD_EKS_AMIS, key=lambda ami: tuple(int(p) for p in ami.nvidia_driver.split("."))
-)
 
 # CUDA major version -> the lowest driver branch that runs every toolkit of that major version
 # under minor version compatibility (NVIDIA, Minor Version Compatibility, Table 1: CUDA 13.x

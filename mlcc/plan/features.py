@@ -12,8 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mlcc.manifest.operator import INSTANCE_TYPE_LABEL, REPLACED_PATHS
-
-CR_TYPE = "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig"
+from mlcc.plan.graph import CR_TYPE
 
 
 def replaces(type_token: str, changed: list[str]) -> bool:

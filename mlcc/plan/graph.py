@@ -25,6 +25,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mlcc.facts.operator import GROUP, KIND, VERSION
+
+# The Pulumi type of each endpoint's InferenceEndpointConfig: the Kubernetes provider types a
+# custom resource `kubernetes:<apiVersion>:<kind>`.
+CR_TYPE = f"kubernetes:{GROUP}/{VERSION}:{KIND}"
 ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
 _URN_PREFIX = "urn:pulumi:"
 _TYPE_DELIMITER = "$"  # between the types of a qualified type (resource.URNTypeDelimiter)

@@ -14,10 +14,10 @@ from typing import Any
 
 from mlcc.engine_contract.values import printable
 from mlcc.plan import features, graph
+from mlcc.plan.graph import CR_TYPE
 from mlcc.plan.schedule import endpoint_schedule
 from mlcc.serving.engines import PINNED_VERSIONS, Engine
 
-CR_TYPE = "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig"
 HYPERPOD_TYPE = "aws-native:sagemaker:Cluster"
 MAX_COLUMNS = 100
 _MIN_NAME_COLUMNS = 12

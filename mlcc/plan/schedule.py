@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mlcc.engine_contract import schedule_text
+from mlcc.plan.graph import CR_TYPE
 from mlcc.serving.schedule import ranges_in_env
 
-CR_TYPE = "kubernetes:inference.sagemaker.aws.amazon.com/v1:InferenceEndpointConfig"
 ENGINE_LABEL = "hp.mlcc/engine"
 _MODEL_VARIABLES = {"SM_VLLM_MODEL": "vllm", "SM_SGLANG_MODEL_PATH": "sglang"}
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mlcc import engine_contract as contract
 from mlcc.config.optimize import whole_number
 from mlcc.serving import speculative
 
@@ -55,14 +56,14 @@ NUM_TOKENS_KEYS = (
 )
 # Environment variables whose value is a whole speculative config as JSON (vLLM style).
 JSON_CONFIG_ENV_VARS = (
-    "SM_VLLM_SPECULATIVE_CONFIG",
+    contract.env_variable(contract.VLLM, contract.VLLM_CONFIG_FLAG),  # SM_VLLM_SPECULATIVE_CONFIG
     "OPTION_SPECULATIVE_CONFIG",
     "VLLM_SPECULATIVE_CONFIG",
     "SPECULATIVE_CONFIG",
 )
 # Prefixes of serving-container env vars (AWS DLC, LMI, ours) removed before key matching.
 # Only variables whose name mentions SPECULATIVE are read: SM_VLLM_MODEL is the target model.
-ENV_PREFIXES = ("SM_VLLM_", "SM_SGLANG_", "OPTION_", "OPTION.", "HP_", "VLLM_", "SGLANG_")
+ENV_PREFIXES = (*contract.ENV_PREFIXES.values(), "OPTION_", "OPTION.", "HP_", "VLLM_", "SGLANG_")
 
 # Method values as engines and AWS spell them -> our names (compared like keys).
 ALGORITHM_ALIASES: dict[str, str] = {

@@ -50,7 +50,7 @@ OPTIONS: Final[dict[str, Option]] = {
         Option("suffixMaxCachedRequests", "suffix_decoding_max_cached_requests", _SUFFIX, 0, None),
         Option("suffixCorpusTokens", "suffix_decoding_corpus_tokens", _SUFFIX, 0, 1 << 31),
     )
-}  # fmt: skip
+}
 
 # The SpeculativeConfig fields of each vLLM release that OPTIONS map to (its wheel's
 # vllm/config/speculative.py). A release not listed is assumed to have the newest one's.
@@ -116,9 +116,12 @@ def problems(
         elif option.field not in _fields_of(vllm_version):
             first = first_vllm_release_with(option.field)
             errors.append(
-                (key, f"vLLM {vllm_version} has no {option.field}; it came in vLLM {first}: "
-                 f"set hp:engineVersion to {first} or newer, or remove this option")
-            )  # fmt: skip
+                (
+                    key,
+                    f"vLLM {vllm_version} has no {option.field}; it came in vLLM {first}: "
+                    f"set hp:engineVersion to {first} or newer, or remove this option",
+                )
+            )
     low = options.get("promptLookupMin")
     high = options.get("promptLookupMax")
     if low is not None and high is not None and low > high and algorithm in _LOOKUP:

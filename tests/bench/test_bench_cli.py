@@ -16,8 +16,10 @@ from mlcc.cli import main
 TOLERANCE = 0.15
 # The fake shares this process (and the GIL) with the client on a loaded CI machine: the client's
 # clock runs from before it connects to after it reads, the fake's from the request it parsed to
-# the chunk it wrote. With twice as many busy processes as cores that gap reached 10-14 ms.
-SLACK_MS = 10.0
+# the chunk it wrote. With twice as many busy processes as cores that gap reached 10-14 ms (21 ms
+# through the SageMaker fake); the slack allows several times that, and the fake's chunks are far
+# enough apart that a figure taken at the wrong chunk is late by more than the slack.
+SLACK_MS = 40.0
 
 
 def bench(engine: FakeEngine, out: Path, *extra: str, requests: int = 6) -> int:
@@ -48,15 +50,15 @@ def median(values: list[float]) -> float:
 
 
 def test_latencies_follow_tokens_not_chunks(tmp_path: Path) -> None:
-    behaviour = EngineBehaviour(ttft_s=0.03, token_interval_s=0.01, chunk_tokens=(1, 4, 1, 3, 4))
+    behaviour = EngineBehaviour(ttft_s=0.03, token_interval_s=0.025, chunk_tokens=(1, 4, 1, 3, 4))
     with FakeEngine(behaviour) as engine:
         assert bench(engine, tmp_path) == 0
     run, truth = load(tmp_path), engine.timings
     assert (run["completed"], run["failed"]) == (6, 0)
     # The fake's own record, not its configured delays: a busy CPU makes its sleeps overshoot.
     assert close_ms(run["ttft_ms"]["p50"], median([t.ttft_ms for t in truth]))
-    # 13 tokens in 5 chunks: per chunk about 30 ms, per token about 10 ms (a TTFT taken at the
-    # second chunk would be 40 ms late, well past the slack).
+    # 13 tokens in 5 chunks: per chunk about 75 ms, per token about 25 ms (a TTFT taken at the
+    # second chunk would be 100 ms late, well past the slack).
     assert close(run["itl_ms"]["p50"], median([t.itl_ms for t in truth]))
     assert close_ms(run["e2e_ms"]["mean"], statistics.mean(t.e2e_ms for t in truth))
     assert run["per_request"][0]["output_tokens"] == 13
@@ -122,13 +124,15 @@ def test_speedup_against_a_baseline(tmp_path: Path, capsys: pytest.CaptureFixtur
         assert bench(base_engine, tmp_path / "base", "--label", "base") == 0
     with FakeEngine(fast) as new_engine:
         assert bench(new_engine, tmp_path / "new", "--baseline", str(tmp_path / "base")) == 0
-    speedup = load(tmp_path / "new")["speedup"]
-    base_truth, new_truth = base_engine.timings, new_engine.timings
-    itl = median([t.itl_ms for t in base_truth]) / median([t.itl_ms for t in new_truth])
-    ttft = median([t.ttft_ms for t in base_truth]) / median([t.ttft_ms for t in new_truth])
-    assert close(speedup["itl_p50"], itl)  # about 2
-    assert close(speedup["ttft_p50"], ttft)  # about 1
     base, new = load(tmp_path / "base"), load(tmp_path / "new")
+    speedup = new["speedup"]
+    # The ratios of the two runs' own figures (each figure against the fake's record is
+    # test_latencies_follow_tokens_not_chunks'): a ratio of two measured figures against a ratio
+    # of two records compounds the client's delays on a loaded machine (tens of ms beside a
+    # 50 ms TTFT) twice.
+    for figure, ratio in (("itl_ms", "itl_p50"), ("ttft_ms", "ttft_p50")):
+        assert speedup[ratio] == pytest.approx(base[figure]["p50"] / new[figure]["p50"], rel=1e-3)
+    assert speedup["itl_p50"] > 1.3  # about 2: the faster engine is seen faster
     truth = new["output_tokens_per_s"] / base["output_tokens_per_s"]
     assert speedup["output_tokens_per_s"] == pytest.approx(truth)
     table = capsys.readouterr().out

@@ -53,7 +53,7 @@ def test_the_facts_cover_every_supported_release_with_the_programs_base_image() 
 def test_releases_that_fit_the_published_hyperpod_driver_pass(
     image: nvidia.EngineImage, existing: bool
 ) -> None:
-    ami = nvidia.LOWEST_DRIVER_AMI if existing else nvidia.NEWEST_AMI
+    ami = cuda_fit.LOWEST_DRIVER_AMI if existing else nvidia.NEWEST_AMI
     driver = cuda_fit.NodeDriver(ami.nvidia_driver, ami.version)
     needed = cuda_fit.needed_driver(image.cuda or "")
     values = {**release_keys(image), **({"hp:clusterName": CLUSTER} if existing else {})}
@@ -166,5 +166,5 @@ def test_an_existing_cluster_assumes_the_lowest_supported_ami_driver() -> None:
         (ami.nvidia_driver for ami in nvidia.HYPERPOD_EKS_AMIS),
         key=lambda v: tuple(int(p) for p in v.split(".")),
     )
-    assert nvidia.LOWEST_DRIVER_AMI.nvidia_driver == lowest
+    assert cuda_fit.LOWEST_DRIVER_AMI.nvidia_driver == lowest
     assert nvidia.HYPERPOD_EKS_AMIS[0] == nvidia.NEWEST_AMI

@@ -9,6 +9,7 @@ becomes "within a second" here. A test that a failure ends the wait at once give
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -198,16 +199,33 @@ def test_a_ready_pod_is_waited_for_until_the_engine_logs_its_config(tmp_path: Pa
 def test_a_deploy_that_never_completes_fails_at_the_timeout_with_the_state_reached(
     tmp_path: Path,
 ) -> None:
+    """Decided on the wait's clock, not the machine's speed: the clock stands still until the
+    wait has read the endpoint and begun its second pause (a watch), then passes the deadline.
+    Every read has 30 s, so a loaded machine cannot turn a slow answer into an API failure."""
     scenes = [Scene(0, d.endpoint("DeploymentInProgress"), [d.pod()])]
-    settings = replace(FAST, timeout_s=0.3)
-    outcome, _, elapsed, _ = run_story(tmp_path, scenes, settings=settings)
+    settings = replace(FAST, timeout_s=120.0)
+
+    def clock_of(api: FakeKubeApi) -> Callable[[], float]:
+        def clock() -> float:
+            watches = sum("watch=" in request for request in list(api.requests))
+            return 0.0 if watches < 2 else settings.timeout_s + 1
+
+        return clock
+
+    outcome, lines, _, api = run_story(
+        tmp_path, scenes, settings=settings, request_timeout_s=30.0, clock_of=clock_of
+    )
     assert outcome.message == (
-        "InferenceEndpointConfig inference/hp-dev did not serve within 0.005 minutes "
+        "InferenceEndpointConfig inference/hp-dev did not serve within 2 minutes "
         "(hp:deployTimeoutMinutes): InferenceEndpointConfig inference/hp-dev: "
         "DeploymentInProgress, 0/1 replicas ready; still waiting for state DeploymentComplete "
         "(now DeploymentInProgress)"
     )
-    assert 0.3 <= elapsed < 1.8
+    assert lines == [
+        "InferenceEndpointConfig inference/hp-dev: DeploymentInProgress, 0/1 replicas ready"
+    ]
+    reads = [r for r in api.requests if "watch=" not in r and "inferenceendpointconfigs/" in r]
+    assert len(reads) == 2  # it kept reading until the deadline, and not after it
 
 
 def test_the_watch_ends_a_pause_as_soon_as_the_endpoint_changes(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -28,14 +29,18 @@ def run_story(
     settings: WaitSettings = FAST,
     request_timeout_s: float = 0.5,
     target: Target = TARGET,
+    clock_of: Callable[[FakeKubeApi], Callable[[], float]] | None = None,
 ) -> tuple[Outcome, list[str], float, FakeKubeApi]:
+    """One wait on `scenes`; `clock_of(api)`, when given, is the wait's clock (the reads' too)
+    in place of the machine's, so that a story decides its deadline on what the API saw."""
     lines: list[str] = []
     with FakeKubeApi(scenes, behaviour) as api:
         kubeconfig = api.kubeconfig(tmp_path / "kubeconfig")
-        cluster = Cluster(api_client(str(kubeconfig)), request_timeout_s=request_timeout_s)
+        clock = clock_of(api) if clock_of else time.monotonic
+        cluster = Cluster(api_client(str(kubeconfig)), request_timeout_s, clock)
         started = time.monotonic()
         [outcome] = wait_for_endpoints(
-            cluster, [target], settings, lambda _target, line: lines.append(line)
+            cluster, [target], settings, lambda _target, line: lines.append(line), clock
         )
         elapsed = time.monotonic() - started
     return outcome, lines, elapsed, api

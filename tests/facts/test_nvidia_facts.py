@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mlcc.config.aws import cuda_fit
 from mlcc.facts import nvidia
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "nvidia-facts.md"
@@ -46,5 +47,5 @@ def test_every_engine_image_has_its_row_with_its_source() -> None:
 def test_the_rule_picks_the_amis_the_page_names() -> None:
     text = " ".join(PAGE.read_text().split())
     assert f"`{nvidia.NEWEST_AMI.nvidia_driver}` ({nvidia.NEWEST_AMI.version}, the newest)" in text
-    lowest = nvidia.LOWEST_DRIVER_AMI
+    lowest = cuda_fit.LOWEST_DRIVER_AMI
     assert f"`{lowest.nvidia_driver}` ({lowest.version}, the lowest driver)" in text

@@ -8,8 +8,8 @@ import pytest
 
 from mlcc.plan.diff import changed_paths, diff, summary
 from mlcc.plan.features import operator_line
+from mlcc.plan.graph import CR_TYPE
 from mlcc.plan.report import (
-    CR_TYPE,
     PlannedResource,
     Registered,
     display_type,

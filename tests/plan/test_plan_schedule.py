@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mlcc.plan.schedule import CR_TYPE, diff_lines, endpoint_schedule
+from mlcc.plan.graph import CR_TYPE
+from mlcc.plan.schedule import diff_lines, endpoint_schedule
 from mlcc.serving.engines import Engine, release
 from mlcc.serving.schedule import parse_schedule
 from mlcc.serving.speculative import SpeculativeSpec, speculative_env

@@ -9,13 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mlcc.serving.engines import Engine, EngineRelease, release
+from mlcc.serving.model_hints import model_warnings
 from mlcc.serving.speculative import (
     ALGORITHMS,
     SpeculativeSpec,
     accepts,
     check,
     draft_model_problem,
-    model_warnings,
     sglang_env,
     speculative_env,
     vllm_env,

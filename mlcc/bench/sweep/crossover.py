@@ -74,8 +74,9 @@ def crossover(levels: Sequence[Mapping[str, Any]], threshold: float) -> dict[str
     estimate = found["estimate"]
     if estimate is not None:
         text += f" (about {estimate:.3g} interpolated on log-concurrency)"
-    notes = [c for (c, _), s in zip(points[below + 1 :], states[below + 1 :], strict=True)
-             if s == ABOVE]  # fmt: skip
+    notes = [
+        c for (c, _), s in zip(points[below + 1 :], states[below + 1 :], strict=True) if s == ABOVE
+    ]
     if notes:
         text += f"; above {threshold:g}x again at {', '.join(map(str, notes))} (not monotonic)"
     return found | {"status": "range", "text": text}
@@ -100,6 +101,7 @@ def _shown(speedup: Mapping[str, Any]) -> str:
 
 
 def _why_unclear(points: Sequence[tuple[int, Mapping[str, Any]]], states: Sequence[str]) -> str:
-    unclear = [f"{c} ({_shown(s)})" for (c, s), st in zip(points, states, strict=True)
-               if st == UNCLEAR]  # fmt: skip
+    unclear = [
+        f"{c} ({_shown(s)})" for (c, s), st in zip(points, states, strict=True) if st == UNCLEAR
+    ]
     return "the interval includes the threshold at " + ", ".join(unclear) + " (more --repeats)"

@@ -130,9 +130,11 @@ def _cost(usd_per_hour: Decimal | None, own: Run, base: Run) -> dict[str, Any]:
     """$ per 1M output tokens of both at this level (mlcc.bench.cost), the same price for both:
     the twin runs on the same nodes (docs/bench.md)."""
     figures = bench_money.figures(
-        usd_per_hour, "", {"output_tokens_per_s": own["output_tokens_per_s"]},
+        usd_per_hour,
+        "",
+        {"output_tokens_per_s": own["output_tokens_per_s"]},
         {"output_tokens_per_s": base["output_tokens_per_s"]},
-    )  # fmt: skip
+    )
     return {
         "usd_per_million_output_tokens": figures["usd_per_million_output_tokens"],
         "twin_usd_per_million_output_tokens": figures["baseline_usd_per_million_output_tokens"],

@@ -17,9 +17,26 @@ DEFAULT_MIN_REQUESTS = 16  # per repeat, at low concurrency
 # Student's t, two-sided 95 % (the 0.975 quantile), by degrees of freedom 1..19 (repeats - 1):
 # the standard table values (e.g. NIST/SEMATECH e-Handbook, table 1.3.6.7.2).
 T_975 = (
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093,
-)  # fmt: skip
+    12.706,
+    4.303,
+    3.182,
+    2.776,
+    2.571,
+    2.447,
+    2.365,
+    2.306,
+    2.262,
+    2.228,
+    2.201,
+    2.179,
+    2.160,
+    2.145,
+    2.131,
+    2.120,
+    2.110,
+    2.101,
+    2.093,
+)
 
 
 def parse_levels(text: str) -> list[int]:
@@ -52,8 +69,10 @@ class SweepCounts:
 def parse_repeats(text: str) -> int:
     repeats = whole_number(str(text), MAX_REPEATS)
     if repeats < 2:
-        raise ValueError(f"{shown(str(text))} must be from 2 to {MAX_REPEATS} (the interval "
-                         "of the speedup needs two repeats at least)")  # fmt: skip
+        raise ValueError(
+            f"{shown(str(text))} must be from 2 to {MAX_REPEATS} (the interval "
+            "of the speedup needs two repeats at least)"
+        )
     return repeats
 
 

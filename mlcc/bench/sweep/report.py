@@ -83,8 +83,10 @@ def table_lines(sweep: Mapping[str, Any]) -> list[str]:
         _HEAD,
     ]
     lines += [level_line(level) for level in sweep["levels"]]
-    lines.append(f"  crossover (speedup under {sweep['min_speedup']:g}x): "
-                 f"{printable(sweep['crossover']['text'])}")  # fmt: skip
+    lines.append(
+        f"  crossover (speedup under {sweep['min_speedup']:g}x): "
+        f"{printable(sweep['crossover']['text'])}"
+    )
     price = sweep.get("price_source")
     if sweep["levels"] and not any(
         (lv.get("cost") or {}).get("usd_per_million_output_tokens") for lv in sweep["levels"]
@@ -118,17 +120,28 @@ def write_plot(out_dir: Path, sweep: Mapping[str, Any]) -> Path:
     left.axhline(sweep["min_speedup"], color="grey", linestyle="--", label="threshold")
     cross = sweep["crossover"]
     if cross.get("above") and cross.get("at_most"):
-        left.axvspan(cross["above"], cross["at_most"], color="orange", alpha=0.2,
-                     label="crossover range")  # fmt: skip
+        left.axvspan(
+            cross["above"], cross["at_most"], color="orange", alpha=0.2, label="crossover range"
+        )
     left.set_ylabel("output tokens/s, endpoint / twin")
     rates = [(lv["endpoint"].get("speculative") or {}).get("acceptance_rate") for lv in levels]
-    lengths = [(lv["endpoint"].get("speculative") or {}).get("mean_accepted_tokens")
-               for lv in levels]  # fmt: skip
-    right.plot(xs, [r if r is not None else float("nan") for r in rates], marker="o",
-               label="acceptance rate")  # fmt: skip
+    lengths = [
+        (lv["endpoint"].get("speculative") or {}).get("mean_accepted_tokens") for lv in levels
+    ]
+    right.plot(
+        xs,
+        [r if r is not None else float("nan") for r in rates],
+        marker="o",
+        label="acceptance rate",
+    )
     twin_axis = right.twinx()
-    twin_axis.plot(xs, [v if v is not None else float("nan") for v in lengths], marker="s",
-                   color="green", label="mean accepted length")  # fmt: skip
+    twin_axis.plot(
+        xs,
+        [v if v is not None else float("nan") for v in lengths],
+        marker="s",
+        color="green",
+        label="mean accepted length",
+    )
     right.set_ylabel("acceptance rate")
     twin_axis.set_ylabel("tokens per verify step")
     for axis, title in ((left, "speedup"), (right, "acceptance")):

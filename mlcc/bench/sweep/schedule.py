@@ -71,8 +71,9 @@ def per_position(spec: Mapping[str, Any], k: int) -> list[float]:
     low, high = 0.0, 1.0
     for _ in range(60):  # sum of alpha^i for i = 1..k grows with alpha
         middle = (low + high) / 2
-        low, high = (middle, high) if sum(middle**i for i in range(1, k + 1)) < target else (
-            low, middle)  # fmt: skip
+        low, high = (
+            (middle, high) if sum(middle**i for i in range(1, k + 1)) < target else (low, middle)
+        )
     return [low**i for i in range(1, k + 1)]
 
 

@@ -284,8 +284,11 @@ def _bench(args: argparse.Namespace, plan: Plan) -> int:
     summary = _summary(args, plan, outcome, before, after, interrupted)
     path = _write_and_print(args.out, summary, plan.baseline, args.plot)
     if interrupted:
-        return _fail(f"interrupted after {summary['sent']} of {numbers.requests} requests "
-                     f"(their figures are in {path})", EXIT_INTERRUPTED)  # fmt: skip
+        return _fail(
+            f"interrupted after {summary['sent']} of {numbers.requests} requests "
+            f"(their figures are in {path})",
+            EXIT_INTERRUPTED,
+        )
     if stats.most_failed(summary):
         first = next((r.error for r in outcome.results if r.error), "unknown")
         shown = printable(first)[:300]

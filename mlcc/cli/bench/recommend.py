@@ -74,10 +74,15 @@ def _endpoint(args: argparse.Namespace) -> Any:
         config = stack_config.parse(
             values.values, stack=args.stack, secret_keys=values.secret_keys
         ).config
-        name = access.choose_endpoint(access.stack_endpoints(args.project_dir, args.stack),
-                                      args.endpoint).name  # fmt: skip
-    except (stackfiles.StackFileError, stackfiles.StackConfigError, stack_config.ConfigError,
-            ValueError) as error:  # fmt: skip
+        name = access.choose_endpoint(
+            access.stack_endpoints(args.project_dir, args.stack), args.endpoint
+        ).name
+    except (
+        stackfiles.StackFileError,
+        stackfiles.StackConfigError,
+        stack_config.ConfigError,
+        ValueError,
+    ) as error:
         raise Refusal(f"stack {args.stack}: {error}; nothing applied") from None
     return next(e for e in config.endpoints if e.name == name)
 

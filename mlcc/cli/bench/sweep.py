@@ -1,7 +1,8 @@
 """`mlcc bench --concurrency 1,4,16,64`: every level against the endpoint and its baseline twin,
 repeated, then the crossover and (`--recommend`) a load-aware schedule. The figures and their
-rules are in `mlcc.bench.sweep`; this module adds the sweep's flags to `mlcc bench`, runs the
-levels and writes what they gave. Without a sweep flag `mlcc bench` is `mlcc.cli.bench.command.run`.
+rules are in `mlcc.bench.sweep`, the sweep's flags and plan in `mlcc.cli.bench.sweep_plan`; this
+module adds them to `mlcc bench`, runs the levels and writes what they gave. Without a sweep
+flag `mlcc bench` is `mlcc.cli.bench.command.run`.
 """
 
 from __future__ import annotations
@@ -11,82 +12,27 @@ import dataclasses
 import itertools
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mlcc.bench import inputs, prompts, report, runner, stats
-from mlcc.bench.client import access, transport
+from mlcc.bench import prompts, report, runner, stats
+from mlcc.bench.client import transport
 from mlcc.bench.client.stream import RequestResult
 from mlcc.bench.prometheus import Sample
-from mlcc.bench.sweep import levels as sweep_levels
 from mlcc.bench.sweep import report as sweep_report
-from mlcc.bench.sweep.crossover import DEFAULT_MIN_SPEEDUP
 from mlcc.bench.sweep.figures import level_figures
 from mlcc.cli.bench import command as bench
 from mlcc.cli.bench import recommend as bench_recommend
+from mlcc.cli.bench import sweep_plan
 from mlcc.engine_contract.values import printable
 from mlcc.userfiles import UserFileError
-from mlcc.userfiles.numbers import number
-
-SWEEP_FLAGS = ("twin_url", "repeats", "per_user", "min_speedup")
-MAX_MIN_SPEEDUP = 100.0
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bench.register(subparsers)
     parser = subparsers.choices["bench"]
-    group = parser.add_argument_group(
-        "concurrency sweep (--concurrency C1,C2,...; any of these flags makes a run a sweep)"
-    )
-    group.add_argument(
-        "--twin-url",
-        metavar="BASE_URL",
-        help="the baseline twin's OpenAI API (default with --stack: "
-        f"{access.local_url(access.LOCAL_PORT + 1)}, the port-forward it prints)",
-    )
-    group.add_argument(
-        "--repeats",
-        metavar="R",
-        help=f"runs of each level on each side, default {sweep_levels.DEFAULT_REPEATS}, "
-        f"2 to {sweep_levels.MAX_REPEATS} (the speedup's interval)",
-    )
-    group.add_argument(
-        "--per-user",
-        metavar="N",
-        help=f"each repeat of level C sends N x C requests (default "
-        f"{sweep_levels.DEFAULT_PER_USER}), at least --requests",
-    )
-    group.add_argument(
-        "--min-speedup",
-        metavar="S",
-        help=f"the crossover is where the speedup falls under S (default {DEFAULT_MIN_SPEEDUP:g})",
-    )
-    group.add_argument(
-        "--recommend",
-        action="store_true",
-        help="derive hp:speculativeSchedule from the sweep",
-    )
-    group.add_argument(
-        "--apply",
-        action="store_true",
-        help="with --recommend and --stack: write it to Pulumi.<stack>.yaml",
-    )
+    sweep_plan.add_flags(parser)
     parser.set_defaults(run=run)
-
-
-def wanted(args: argparse.Namespace) -> bool:
-    flags = any(getattr(args, name) is not None for name in SWEEP_FLAGS)
-    return "," in str(args.concurrency) or flags or args.recommend or args.apply
-
-
-@dataclass(frozen=True)
-class SweepPlan:
-    counts: sweep_levels.SweepCounts
-    min_speedup: float
-    endpoint: bench.Plan
-    twin: bench.Plan
 
 
 class _Stop(Exception):
@@ -96,10 +42,10 @@ class _Stop(Exception):
 
 
 def run(args: argparse.Namespace) -> int:
-    if not wanted(args):
+    if not sweep_plan.wanted(args):
         return bench.run(args)
     try:
-        plan = _plan(args)
+        plan = sweep_plan.plan_of(args)
     except (bench.UsageError, UserFileError) as error:
         return bench._fail(str(error), bench.EXIT_USAGE)
     except (transport.TargetError, report.BaselineError, prompts.PromptFileError) as error:
@@ -107,84 +53,6 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return bench._fail("interrupted before any request was sent", bench.EXIT_INTERRUPTED)
     return _sweep(args, plan)
-
-
-def _usage(flag: str, parse: Callable[[str], Any], text: str) -> Any:
-    try:
-        return parse(text)
-    except ValueError as error:
-        raise bench.UsageError(f"{flag}: {error}") from None
-
-
-def _threshold(text: str) -> float:
-    return number(text, "", 0, MAX_MIN_SPEEDUP, above=True)
-
-
-def _plan(args: argparse.Namespace) -> SweepPlan:
-    levels = _usage("--concurrency", sweep_levels.parse_levels, args.concurrency)
-    most = inputs.MAX_REQUESTS
-
-    def count(text: str) -> int:
-        return inputs.whole_number(text, most)
-
-    counts = sweep_levels.SweepCounts(
-        levels,
-        _usage("--repeats", sweep_levels.parse_repeats, args.repeats)
-        if args.repeats is not None
-        else sweep_levels.DEFAULT_REPEATS,
-        _usage("--per-user", count, args.per_user)
-        if args.per_user is not None
-        else sweep_levels.DEFAULT_PER_USER,
-        _usage("--requests", count, args.requests)
-        if args.requests is not None
-        else sweep_levels.DEFAULT_MIN_REQUESTS,
-    )
-    threshold = (
-        _usage("--min-speedup", _threshold, args.min_speedup)
-        if args.min_speedup is not None
-        else DEFAULT_MIN_SPEEDUP
-    )
-    if args.baseline:
-        raise bench.UsageError(
-            "--baseline: a sweep measures its own baseline, the twin at --twin-url; leave it out"
-        )
-    if args.apply and not args.recommend:
-        raise bench.UsageError("--apply writes the schedule --recommend derives: add --recommend")
-    if args.apply and not args.stack:
-        raise bench.UsageError("--apply needs --stack: the stack file to write")
-    twin_url = args.twin_url or (access.local_url(access.LOCAL_PORT + 1) if args.stack else None)
-    if twin_url is None:
-        raise bench.UsageError(
-            "a sweep compares the endpoint with its baseline twin: give --twin-url BASE_URL"
-        )
-    _usage("--twin-url", lambda url: inputs.parse_http_url(url, False), twin_url)
-    sweep_report.check_out(args.out, args.plot)
-    top = counts.requests(levels[-1])
-    single = argparse.Namespace(
-        **vars(args) | {"concurrency": str(levels[-1]), "requests": str(top)}
-    )
-    endpoint = bench._plan(single)
-    twin_stack = _stack_twin(args) if args.stack else None
-    target = transport.HttpTarget(twin_url, endpoint.numbers.timeout_s, not args.insecure)
-    twin = dataclasses.replace(
-        endpoint,
-        sender=bench._http_sender(target, twin_url, endpoint.model, twin_stack),
-        target=twin_url,
-        metrics_urls=[twin_url.rstrip("/") + "/metrics"],
-    )
-    return SweepPlan(counts, threshold, endpoint, twin)
-
-
-def _stack_twin(args: argparse.Namespace) -> access.StackEndpoint | None:
-    endpoints = access.stack_endpoints(args.project_dir, args.stack)  # read and checked before
-    chosen = access.choose_endpoint(endpoints, args.endpoint)
-    twin = access.twin_of(endpoints, chosen)
-    if twin is None and args.twin_url is None:
-        raise bench.UsageError(
-            f"stack {args.stack}: {chosen.name} has no baseline twin (hp:baseline: true deploys "
-            "one); or give --twin-url BASE_URL"
-        )
-    return twin
 
 
 class _Quiet(runner.Progress):
@@ -197,7 +65,7 @@ class _Quiet(runner.Progress):
         pass
 
 
-def _sweep(args: argparse.Namespace, plan: SweepPlan) -> int:
+def _sweep(args: argparse.Namespace, plan: sweep_plan.SweepPlan) -> int:
     counts = plan.counts
     finished: list[dict[str, Any]] = []
     runs: list[dict[str, Any]] = []
@@ -224,7 +92,7 @@ def _sweep(args: argparse.Namespace, plan: SweepPlan) -> int:
 
 def _repeat(
     args: argparse.Namespace,
-    plan: SweepPlan,
+    plan: sweep_plan.SweepPlan,
     level: int,
     repeat: int,
     runs: list[dict[str, Any]],
@@ -251,7 +119,7 @@ def _repeat(
 
 def _finish(
     args: argparse.Namespace,
-    plan: SweepPlan,
+    plan: sweep_plan.SweepPlan,
     finished: list[dict[str, Any]],
     runs: list[dict[str, Any]],
     stopped: _Stop | None,
@@ -271,8 +139,9 @@ def _finish(
     lines.append(f"wrote {path}" + (f" and {plot_path}" if plot_path else ""))
     print("\n".join(printable(line) for line in lines))
     if stopped is not None:
-        return bench._fail(f"{stopped}; the {len(finished)} finished level(s) are in {path}",
-                           stopped.code)  # fmt: skip
+        return bench._fail(
+            f"{stopped}; the {len(finished)} finished level(s) are in {path}", stopped.code
+        )
     if problem is not None:
         return bench._fail(f"--recommend: {problem}", bench.EXIT_FAILED)
     if recommendation is not None and args.apply:
@@ -308,13 +177,17 @@ def _measure(
         interrupted = True
     label = args.label if side == "endpoint" else "twin"
     run_plan = dataclasses.replace(plan, numbers=numbers, baseline=None)
-    summary = bench._summary(argparse.Namespace(label=label), run_plan, outcome, before, after,
-                             interrupted)  # fmt: skip
+    summary = bench._summary(
+        argparse.Namespace(label=label), run_plan, outcome, before, after, interrupted
+    )
     spec = summary.get("speculative") or {}
     if side == "twin" and spec.get("verify_steps") and "twin drafts" not in warned:
         warned.add("twin drafts")
-        print(f"{bench.PROG}: warning: the twin at {printable(plan.target)} drafts tokens: it is "
-              "not a baseline without speculation", file=sys.stderr)  # fmt: skip
+        print(
+            f"{bench.PROG}: warning: the twin at {printable(plan.target)} drafts tokens: it is "
+            "not a baseline without speculation",
+            file=sys.stderr,
+        )
     return summary
 
 
@@ -327,8 +200,10 @@ def _scrape(
         if side == "endpoint" and side not in warned:
             warned.add(side)
             reason = printable(str(error))
-            print(f"{bench.PROG}: warning: no engine metrics ({reason}); speculative: null",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"{bench.PROG}: warning: no engine metrics ({reason}); speculative: null",
+                file=sys.stderr,
+            )
         return None
 
 
@@ -351,7 +226,7 @@ def _rate(value: Any) -> str:
 
 def _document(
     args: argparse.Namespace,
-    plan: SweepPlan,
+    plan: sweep_plan.SweepPlan,
     finished: list[dict[str, Any]],
     runs: list[dict[str, Any]],
     stopped: _Stop | None,

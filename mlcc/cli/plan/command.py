@@ -30,7 +30,8 @@ from mlcc.plan import cost_report, graph
 from mlcc.plan import diff as plan_diff
 from mlcc.plan import report as plan_report
 from mlcc.plan import schedule as plan_schedule
-from mlcc.plan.report import CR_TYPE, PlannedResource
+from mlcc.plan.graph import CR_TYPE
+from mlcc.plan.report import PlannedResource
 from mlcc.userfiles import UserFileError
 
 if TYPE_CHECKING:

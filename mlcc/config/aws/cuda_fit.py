@@ -16,10 +16,16 @@ import re
 from dataclasses import dataclass
 
 from mlcc.config.reader import Reader
+from mlcc.engine_contract import version_key
 from mlcc.facts import nvidia
 
 DRIVER_KEY = "nvidiaDriverVersion"
 _DRIVER = re.compile(r"^\d{3,4}(\.\d{1,3}){0,2}$")
+
+
+# A cluster this program creates gets the newest AMI; an existing cluster may run any supported
+# one, so without hp:nvidiaDriverVersion the rule assumes the lowest driver of the table.
+LOWEST_DRIVER_AMI = min(nvidia.HYPERPOD_EKS_AMIS, key=lambda ami: version_key(ami.nvidia_driver))
 
 
 @dataclass(frozen=True)
@@ -46,7 +52,7 @@ def node_driver(reader: Reader, *, existing_cluster: bool) -> NodeDriver | None:
             )
             return None
         return NodeDriver(stated, f"hp:{DRIVER_KEY}")
-    ami = nvidia.LOWEST_DRIVER_AMI if existing_cluster else nvidia.NEWEST_AMI
+    ami = LOWEST_DRIVER_AMI if existing_cluster else nvidia.NEWEST_AMI
     which = "the lowest of the supported" if existing_cluster else "the newest"
     return NodeDriver(
         ami.nvidia_driver,
@@ -77,7 +83,7 @@ def fitting_release(engine: str, driver: NodeDriver) -> str | None:
         and (needed := needed_driver(image.cuda)) is not None
         and driver.branch >= needed
     ]
-    return max(fits, key=lambda v: tuple(int(p) for p in v.split(".")), default=None)
+    return max(fits, key=version_key, default=None)
 
 
 def problem(engine: str, version: str, driver: NodeDriver) -> str | None:

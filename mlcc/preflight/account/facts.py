@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from mlcc.engine_contract import version_key
+
 T = TypeVar("T")
 
 QUOTA_SERVICE = "sagemaker"
@@ -149,12 +151,7 @@ def pick_quota(
 
 
 def newest_first(versions: tuple[AddonVersion, ...]) -> list[AddonVersion]:
-    return sorted(versions, key=lambda v: _version_key(v.version), reverse=True)
-
-
-def _version_key(version: str) -> tuple[int, ...]:
-    """v1.2.0-eksbuild.3 -> (1, 2, 0, 3): numbers compared as numbers."""
-    return tuple(int(part) for part in "".join(c if c.isdigit() else " " for c in version).split())
+    return sorted(versions, key=lambda v: version_key(v.version), reverse=True)
 
 
 def addon_for(kubernetes: str, versions: tuple[AddonVersion, ...]) -> AddonVersion | None:
@@ -167,4 +164,4 @@ def addon_for(kubernetes: str, versions: tuple[AddonVersion, ...]) -> AddonVersi
 
 def supported_kubernetes(versions: tuple[AddonVersion, ...]) -> list[str]:
     found = {k for v in versions for k in v.kubernetes_versions}
-    return sorted(found, key=_version_key)
+    return sorted(found, key=version_key)
