@@ -60,22 +60,20 @@ def test_a_tag_naming_the_endpoints_release_is_quiet() -> None:
 
 
 @pytest.mark.parametrize("mode", ["auto", "strict"])
-def test_preflight_says_the_image_s_labels_are_not_checked(
+def test_preflight_says_the_image_s_labels_are_not_read(
     mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """No OCI registry client: one `not checked` warning on hp:image, under strict too (no
-    source failed to answer; the check does not exist)."""
+    """No OCI registry client: a headline line on each endpoint that runs hp:image, and no
+    warning or error, under strict too (no source failed to answer; the check does not exist)."""
     from mlcc.preflight import run
     from mlcc.preflight.outcome import Outcome
 
     monkeypatch.setattr(run, "run_parts", lambda config, seconds: Outcome())
     values = {"hp:image": "vllm/vllm-openai:v0.27.1" + PIN, "hp:preflight": mode}
-    errors, warnings, _ = run.preflight(parse({**BASE, **values}, stack="dev").config)
-    assert errors == []
-    assert [str(w) for w in warnings] == [
-        "hp:image: not checked: the image's labels and manifest against hp:engineVersion and "
-        "the nodes' driver (the project has no OCI registry client; only the tag was read, at "
-        "config time)"
-    ]
+    config = parse({**BASE, **values}, stack="dev").config
+    errors, warnings, outcome = run.preflight(config)
+    assert (errors, warnings) == ([], [])
+    assert outcome.lines == {config.primary.name: (run.IMAGE_TAG_ONLY,)}
+    assert "labels and manifest are not read" in run.IMAGE_TAG_ONLY
     without = parse({**BASE, "hp:preflight": mode}, stack="dev").config
-    assert run.preflight(without)[1] == []
+    assert run.preflight(without)[2].lines == {}

@@ -23,7 +23,10 @@ def request_threads() -> set[threading.Thread]:
     return {t for t in threading.enumerate() if t.name == "kubernetes-request" and t.is_alive()}
 
 
-@pytest.mark.parametrize("api_grace_s", [3.0, 30.0])
+# The API grace leaves room for the bound to be reached first even on a starved machine: four
+# requests given up at 0.6 s each take 2.4 s on an idle one (a 3 s grace lost that race under
+# load, and the wait then rightly said the API kept failing).
+@pytest.mark.parametrize("api_grace_s", [8.0, 30.0])
 def test_headers_trickled_a_byte_at_a_time_leave_a_bounded_number_of_threads(
     tmp_path: Path, api_grace_s: float
 ) -> None:
@@ -36,7 +39,7 @@ def test_headers_trickled_a_byte_at_a_time_leave_a_bounded_number_of_threads(
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    settings = replace(FAST, timeout_s=5.0, api_grace_s=api_grace_s)
+    settings = replace(FAST, timeout_s=12.0, api_grace_s=api_grace_s)
     try:
         outcome, _, elapsed, api = run_story(
             tmp_path,
@@ -49,7 +52,7 @@ def test_headers_trickled_a_byte_at_a_time_leave_a_bounded_number_of_threads(
         sampling.set()
         stop.set()
     # Each request is given up after 0.6 s (its socket reads never time out: a byte comes every
-    # 0.2 s): about 8 requests in 5 s without the bound, each thread living on. (On a starved
+    # 0.2 s): about 20 requests in 12 s without the bound, each thread living on. (On a starved
     # machine a socket read may still time out, ending its thread and letting one more go.)
     assert MAX_UNFINISHED <= len(api.requests) <= MAX_UNFINISHED + 2
     assert peak[0] <= MAX_UNFINISHED
@@ -61,7 +64,7 @@ def test_headers_trickled_a_byte_at_a_time_leave_a_bounded_number_of_threads(
             "sent until one of them ends (each was given up at its deadline)"
         )
     else:
-        assert "did not serve within 0.0833333 minutes" in outcome.message
+        assert "did not serve within 0.2 minutes" in outcome.message
     deadline = time.monotonic() + 5  # once the server ends them, so do the threads
     while request_threads() - before and time.monotonic() < deadline:
         time.sleep(0.05)
