@@ -38,6 +38,7 @@ from mlcc.preflight.bounded.hub_http import (
 )
 from mlcc.preflight.bounded.values import shown
 from mlcc.preflight.facts import ModelFacts, NotAModelConfig, model_facts, with_estimate
+from mlcc.preflight.head_weights import with_fc_width
 from mlcc.userfiles.reading import UserFileError, parse_json, read_bytes
 
 CONFIG_FILE = "config.json"
@@ -132,7 +133,8 @@ def fetch(ref: ModelRef, seconds: float) -> FetchResult:
         try:
             config = _read_json(_download(ref, CONFIG_FILE), MAX_JSON_BYTES)
             size, notes = _weight_bytes(ref, seconds)
-            return Fetched(with_estimate(model_facts(config, size)), notes)
+            facts = with_fc_width(with_estimate(model_facts(config, size)), ref)
+            return Fetched(facts, notes)
         except _Failure as failure:
             return failure.result
         except NotAModelConfig as error:
@@ -358,7 +360,8 @@ def _local(directory: Path) -> FetchResult:
         else:
             files = [p for p in directory.glob("*.safetensors") if p.is_file()]
             size = _believable(sum(p.stat().st_size for p in files))
-        return Fetched(with_estimate(model_facts(facts_config, size)), tuple(notes))
+        facts = with_estimate(model_facts(facts_config, size))
+        return Fetched(with_fc_width(facts, ModelRef(str(directory), "", None)), tuple(notes))
     except OSError as error:
         return Unreachable(f"cannot read {directory}: {error.strerror or error}")
     except _Failure as failure:
