@@ -20,14 +20,10 @@ import os
 import struct
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from huggingface_hub import HfApi
 
 from mlcc.preflight.facts import ModelFacts
-
-if TYPE_CHECKING:
-    from mlcc.preflight.hub import ModelRef
 
 SINGLE_FILE = "model.safetensors"
 INDEX_FILE = "model.safetensors.index.json"
@@ -66,11 +62,15 @@ def fc_format(facts: ModelFacts) -> tuple[str, str] | None:
     return kind, f"its fc weight takes {width} inputs, {times}, in its safetensors header"
 
 
-def with_fc_width(facts: ModelFacts, ref: ModelRef) -> ModelFacts:
-    """The facts with the fc input width when the config leaves the head's format open."""
+def with_fc_width(
+    facts: ModelFacts, model: str, revision: str = "", token: str | None = None
+) -> ModelFacts:
+    """The facts with the fc input width when the config leaves the head's format open; `model`
+    a Hub id (read at `revision` with `token`, None: the library's own) or an absolute path."""
     if not could_be_either_head(facts):
         return facts
-    width = _local_width(Path(ref.model)) if ref.model.startswith("/") else _hub_width(ref)
+    local = model.startswith("/")
+    width = _local_width(Path(model)) if local else _hub_width(model, revision, token)
     return replace(facts, fc_in_features=width)
 
 
@@ -80,10 +80,10 @@ def _width(shape: object) -> int | None:
     return None
 
 
-def _hub_width(ref: ModelRef) -> int | None:
-    api = HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None, token=ref.token)
+def _hub_width(model: str, revision: str, token: str | None) -> int | None:
+    api = HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None, token=token)
     try:
-        metadata = api.get_safetensors_metadata(ref.model, revision=ref.revision)
+        metadata = api.get_safetensors_metadata(model, revision=revision)
     except Exception:  # no header, offline, refused: the evidence is missing, which warns
         return None
     for file in metadata.files_metadata.values():

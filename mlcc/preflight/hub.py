@@ -133,7 +133,8 @@ def fetch(ref: ModelRef, seconds: float) -> FetchResult:
         try:
             config = _read_json(_download(ref, CONFIG_FILE), MAX_JSON_BYTES)
             size, notes = _weight_bytes(ref, seconds)
-            facts = with_fc_width(with_estimate(model_facts(config, size)), ref)
+            facts = with_estimate(model_facts(config, size))
+            facts = with_fc_width(facts, ref.model, ref.revision, ref.token)
             return Fetched(facts, notes)
         except _Failure as failure:
             return failure.result
@@ -361,7 +362,7 @@ def _local(directory: Path) -> FetchResult:
             files = [p for p in directory.glob("*.safetensors") if p.is_file()]
             size = _believable(sum(p.stat().st_size for p in files))
         facts = with_estimate(model_facts(facts_config, size))
-        return Fetched(with_fc_width(facts, ModelRef(str(directory), "", None)), tuple(notes))
+        return Fetched(with_fc_width(facts, str(directory)), tuple(notes))
     except OSError as error:
         return Unreachable(f"cannot read {directory}: {error.strerror or error}")
     except _Failure as failure:
