@@ -10,10 +10,11 @@ change. The loop around it is `mlcc/deploy/waiter.py`; nothing here talks to the
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from mlcc.deploy import verify
+from mlcc.deploy.new_spec import observed_generation, pod_runs_spec
 from mlcc.deploy.pods import last_event, live_pods, pod_ready, pod_signs, worker_name
 from mlcc.deploy.registration import (
     REGISTRATION_GRACE_S,
@@ -63,12 +64,13 @@ def generation_wanted(target: Target, endpoint: Mapping[str, Any]) -> int | None
 
 
 def generation_observed(target: Target, endpoint: Mapping[str, Any]) -> bool:
-    """Whether the operator's status is about the generation just applied."""
+    """Whether the operator's status is about the generation just applied; a generation it did
+    not write is no hold (unsourced: mlcc/deploy/new_spec.py), the pods' spec is the sign then."""
     wanted = generation_wanted(target, endpoint)
-    observed = _status(endpoint).get("observedGeneration")
-    if wanted is None:
+    observed = observed_generation(endpoint)
+    if wanted is None or observed is None:
         return True
-    return isinstance(observed, int) and observed >= wanted
+    return observed >= wanted
 
 
 def desired_replicas(endpoint: Mapping[str, Any]) -> int:
@@ -114,7 +116,7 @@ def read(
     state = status.get("state")
     observed = generation_observed(target, endpoint)
     pods = live_pods(snapshot.pods)
-    ready = [p for p in pods if pod_ready(p)]
+    ready = [p for p in pods if pod_ready(p) and pod_runs_spec(p, endpoint)]
     desired = desired_replicas(endpoint)
     known = not any(
         n.startswith(("spec.replicas", "spec.autoScalingSpec")) for n in snapshot.malformed
@@ -123,7 +125,9 @@ def read(
     signs = pod_signs(target, snapshot)
     failed = _failed_state(status)
     if failed and observed:
-        signs.insert(0, _failed_sign(target, snapshot, failed, signs))
+        sign = _failed_sign(target, snapshot, failed, signs)
+        unknown_generation = observed_generation(endpoint) is None  # maybe the old spec's
+        signs.insert(0, replace(sign, immediate=False) if unknown_generation else sign)
     if not observed:
         return Reading(progress, False, tuple(signs), "the operator to observe the new spec")
     awaited = _state_awaited(status)

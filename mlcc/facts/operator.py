@@ -84,6 +84,14 @@ NO_SAGEMAKER_ENDPOINT = ""
 # status.dnsStatus.message (the CRD).
 CONDITION_FAILING = "False"  # metav1.Condition status enum: True, False, Unknown
 
+# The IEC CRD declares status.observedGeneration ("Latest generation reconciled by controller");
+# no source shows the operator writing it (the CLI's hp_endpoint_config.py only declares it, no
+# test, example or notebook output shows it): read when written, a missing one never holds
+# success. The sign of the new spec then: the pods' worker runs spec.worker.image with every
+# spec.worker.environmentVariables entry (the CRD: "List of environment variables to set in the
+# container"; mlcc/deploy/new_spec.py).
+OBSERVED_GENERATION_FIELD = "status.observedGeneration"
+
 # --- the endpoint's pods and Deployment -------------------------------------------------------
 
 # The CRD's scale subresource: labelSelectorPath .status.selector ("LabelSelector for the

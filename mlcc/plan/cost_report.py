@@ -3,7 +3,7 @@
 Pure, over the JSON form mlcc.preflight.cost.estimate writes (figures as decimal text, exact), so
 a plan and the plan.json it is compared with are read the same way. Lines:
 
-    cost (prices: snapshot, published 2024-04-01 to 2026-12-06):
+    cost (prices: snapshot, in effect 2024-02-01 to 2024-04-01, read 2026-12-06):
       Kubernetes 1.34 is in EKS extended support on 2026-12-06 (standard support ended ...;
         EKS creates it until 2027-12-02): the control plane bills the extended rate
       ml.g5.12xlarge x 2 @ $7.09/h = $14.18/h (group workers)
@@ -44,17 +44,9 @@ def headline_lines(document: Mapping[str, Any] | None) -> list[str]:
     """The headline's cost lines; none when the plan has no cost."""
     if not document:
         return []
-    sources = [
-        f"{s.get('source')}, published "
-        + (
-            s.get("published_from")
-            if s.get("published_from") == s.get("published_to")
-            else f"{s.get('published_from')} to {s.get('published_to')}"
-        )
-        for s in document.get("sources", [])
-    ]
+    sources = [f"{s.get('source')}, {_dates(s)}" for s in document.get("sources", [])]
     where = f"in {document.get('region')} " if document.get("region") else ""
-    lines = [f"cost {where}(prices: {'; '.join(sources) or 'none'}):"]
+    lines = _wrapped(f"cost {where}(prices: {'; '.join(sources) or 'none'}):")
     lines += _kubernetes_lines(document.get("kubernetes"))
     for line in document.get("lines", []):
         lines.append(f"  {_line_text(line)}")
@@ -79,6 +71,19 @@ def headline_lines(document: Mapping[str, Any] | None) -> list[str]:
         *(f"{item} (not found)" for item in document.get("not_found", [])),
     ]
     return [*lines, *_wrapped(f"  not priced: {', '.join(not_priced)}")]
+
+
+def _dates(source: Mapping[str, Any]) -> str:
+    """Each kind of date with its span: "published 2026-11-01", "in effect 2024-02-01 to
+    2024-04-01, read 2026-12-06" (a snapshot's date is not always a publication date)."""
+    spans: dict[str, list[str]] = {}
+    for entry in source.get("dates") or []:
+        if isinstance(entry, Mapping):
+            spans.setdefault(str(entry.get("date_is")), []).append(str(entry.get("date")))
+    return ", ".join(
+        f"{kind} {min(days)}" + (f" to {max(days)}" if max(days) != min(days) else "")
+        for kind, days in spans.items()
+    )
 
 
 EXTENDED = "extended support"  # mlcc.facts.kubernetes_versions.Support.EXTENDED

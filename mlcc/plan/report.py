@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mlcc.engine_contract.values import printable
-from mlcc.plan import features, graph
+from mlcc.plan import features, graph, image_cuda
 from mlcc.plan.graph import CR_TYPE
 from mlcc.plan.schedule import endpoint_schedule
 from mlcc.serving.engines import PINNED_VERSIONS, Engine
@@ -214,6 +214,8 @@ def _endpoint_lines(
         lines.append(f"    SGLang {sglang or '(not accepted by this SGLang)'}")
         if (schedule := endpoint_schedule(cr.inputs)) is not None:
             lines.append(f"    schedule (batch size: tokens): {schedule}")
+    if (cuda := image_cuda.unknown_cuda_line(engine, str(version))) is not None:
+        lines.append(cuda)
     operator_line = features.operator_line(spec)
     return [*lines, operator_line] if operator_line else lines
 

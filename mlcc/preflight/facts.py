@@ -59,6 +59,8 @@ class ModelFacts:
     # an EAGLE-3 head's fc input width, when it is not its own hidden size (llama_eagle3.py)
     target_hidden_size: int | None = None
     speculators: SpeculatorsDraft | None = None  # a speculators-format draft's own settings
+    # the width of an EAGLE head's fc input, from its safetensors header (head_weights.py)
+    fc_in_features: int | None = None
 
     @property
     def architecture(self) -> str:

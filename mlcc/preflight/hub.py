@@ -47,6 +47,7 @@ from mlcc.preflight.bounded.hub_http import (
 )
 from mlcc.preflight.bounded.values import shown
 from mlcc.preflight.facts import ModelFacts, NotAModelConfig, model_facts, with_estimate
+from mlcc.preflight.head_weights import with_fc_width
 from mlcc.userfiles.reading import UserFileError, parse_json, read_bytes
 
 CONFIG_FILE = "config.json"
@@ -143,7 +144,9 @@ def fetch(ref: ModelRef, seconds: float) -> FetchResult:
         try:
             config = _read_json(_download(ref, CONFIG_FILE), MAX_JSON_BYTES)
             size, notes = _weight_bytes(ref, seconds)
-            return Fetched(with_estimate(model_facts(config, size)), notes)
+            facts = with_estimate(model_facts(config, size))
+            facts = with_fc_width(facts, ref.model, ref.revision, ref.token)
+            return Fetched(facts, notes)
         except _Failure as failure:
             return failure.result
         except NotAModelConfig as error:
@@ -375,7 +378,8 @@ def _local(directory: Path) -> FetchResult:
         else:
             files = [p for p in directory.glob("*.safetensors") if p.is_file()]
             size = _believable(sum(p.stat().st_size for p in files))
-        return Fetched(with_estimate(model_facts(facts_config, size)), tuple(notes))
+        facts = with_estimate(model_facts(facts_config, size))
+        return Fetched(with_fc_width(facts, str(directory)), tuple(notes))
     except OSError as error:
         return Unreachable(f"cannot read {directory}: {error.strerror or error}")
     except _Failure as failure:

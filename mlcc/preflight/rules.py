@@ -17,6 +17,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from mlcc.preflight import head_weights
 from mlcc.preflight.facts import ModelFacts
 from mlcc.preflight.gpus import GpuSpec
 from mlcc.serving.engines import PINNED_VERSIONS, Engine
@@ -179,9 +180,9 @@ def head_format(draft: ModelFacts) -> tuple[str, str] | None:
     (vllm/transformers_utils/configs/eagle.py: Eagle3X or XEagle3 under eagle3, EagleX under
     eagle; SGLang's XEagle), the fields only EAGLE-3 heads read (draft_vocab_size: the lm_head
     of llama_eagle3.py in both engines; eagle_config's auxiliary hidden-state layers). A plain
-    XForCausalLM of at most 2 layers without those fields is the EAGLE-1 release layout
-    (SafeAILab/EAGLE eagle/train/*.json); both engines would load it as the method says. None
-    when the config cannot tell (an unknown architecture, a full model)."""
+    XForCausalLM of at most 2 layers without those fields may be either: its fc weight's input
+    width in the safetensors header tells (head_weights.py). None when nothing tells (an
+    unknown architecture, a full model, a plain head whose header was not read)."""
     names = draft.architectures
     if found := _named(names, "eagle3", lambda n: n.startswith("Eagle3") or n.endswith("Eagle3")):
         return "eagle3", f"architecture {found}"
@@ -191,11 +192,7 @@ def head_format(draft: ModelFacts) -> tuple[str, str] | None:
         return "eagle3", "eagle_config takes the target's auxiliary hidden states"
     if found := _named(names, "eagle", lambda n: n.startswith("Eagle") or n.endswith("Eagle")):
         return "eagle", f"architecture {found}"
-    plain = names and all(n.endswith("ForCausalLM") and "eagle" not in n.lower() for n in names)
-    if plain and draft.num_layers <= 2:
-        layers = "1 layer" if draft.num_layers == 1 else f"{draft.num_layers} layers"
-        return "eagle", f"{draft.architecture} of {layers} without draft_vocab_size"
-    return None
+    return head_weights.fc_format(draft) if head_weights.could_be_either_head(draft) else None
 
 
 def _named(names: tuple[str, ...], kind: str, by_name: Callable[[str], bool]) -> str | None:
@@ -214,24 +211,42 @@ def _head_format_fit(algorithm: str, draft: ModelFacts) -> list[Finding]:
     an EAGLE-3 head under EAGLE drafts from the wrong input and almost nothing is accepted."""
     shown = head_format(draft)
     if shown is None:
-        return []
+        return _format_unread(algorithm, draft)
     kind, evidence = shown
+    evidence += "" if " in its " in evidence else " in its config.json"
     if kind == "eagle3" and algorithm in ("eagle", "eagle2"):
         message = (
-            f"is an EAGLE-3 head ({evidence} in its config.json), and {algorithm} runs EAGLE-1 "
+            f"is an EAGLE-3 head ({evidence}), and {algorithm} runs EAGLE-1 "
             "heads (vLLM does not load it as one; SGLang feeds it no auxiliary hidden states and "
             "accepts almost no drafted token); set hp:speculativeAlgorithm eagle3, or use an "
             f"EAGLE-1 head for {algorithm}"
         )
     elif kind == "eagle" and algorithm == "eagle3":
         message = (
-            f"is an EAGLE-1 head ({evidence} in its config.json), and eagle3 needs an EAGLE-3 "
+            f"is an EAGLE-1 head ({evidence}), and eagle3 needs an EAGLE-3 "
             "head (its first layer takes three of the target's hidden states, an EAGLE-1 head's "
             "one); set hp:speculativeAlgorithm eagle (or eagle2), or use an EAGLE-3 head"
         )
     else:
         return []
     return [Finding("speculativeModel", message)]
+
+
+def _format_unread(algorithm: str, draft: ModelFacts) -> list[Finding]:
+    """A warning: a plain head under eagle3 whose fc width no header showed may be EAGLE-1."""
+    if algorithm != "eagle3" or not head_weights.could_be_either_head(draft):
+        return []
+    layers = "1 layer" if draft.num_layers == 1 else f"{draft.num_layers} layers"
+    return [
+        Finding(
+            "speculativeModel",
+            f"is a plain {draft.architecture} of {layers} without draft_vocab_size, which may "
+            "be an EAGLE-1 head, and no safetensors header showed its fc weight (an EAGLE-3 "
+            "head's takes 3 x the hidden size, an EAGLE-1 head's 2 x); vLLM does not load an "
+            "EAGLE-1 head under eagle3: check the head's format",
+            error=False,
+        )
+    ]
 
 
 def _is_full_model(draft: ModelFacts) -> bool:

@@ -52,24 +52,18 @@ OPTIONS: Final[dict[str, Option]] = {
     )
 }
 
-# The SpeculativeConfig fields of each vLLM release that OPTIONS map to (its wheel's
-# vllm/config/speculative.py). A release not listed is assumed to have the newest one's.
+# The SpeculativeConfig fields of each vLLM release that OPTIONS map to: the release's
+# `speculative.parameters` in engine_flags.json (scripts/engine_flags.py reads them from its
+# wheel's vllm/config/speculative.py). A release without data has no fields known: refused.
 VLLM_OPTION_FIELDS: Final[dict[str, frozenset[str]]] = {
-    "0.27.1": frozenset(
-        {
-            "prompt_lookup_min",
-            "prompt_lookup_max",
-            "suffix_decoding_max_tree_depth",
-            "suffix_decoding_max_cached_requests",
-        }
-    ),
-    "0.34.0": frozenset(o.field for o in OPTIONS.values()),
+    version: frozenset(o.field for o in OPTIONS.values())
+    & frozenset(name for name, _ in table.speculative_parameters)
+    for version, table in contract.RELEASE_TABLES[contract.VLLM].items()
 }
 
 
-def _fields_of(version: str) -> frozenset[str]:
-    newest = max(VLLM_OPTION_FIELDS, key=contract.version_key)
-    return VLLM_OPTION_FIELDS.get(version, VLLM_OPTION_FIELDS[newest])
+def _fields_of(version: str) -> frozenset[str] | None:
+    return VLLM_OPTION_FIELDS.get(version)
 
 
 def first_vllm_release_with(field: str) -> str | None:
@@ -113,7 +107,9 @@ def problems(
             warnings.append((key, f"ignored: it applies to {', '.join(sorted(option.algorithms))}"))
         elif engine != contract.VLLM:
             warnings.append((key, "ignored by SGLang; it applies to vLLM"))
-        elif option.field not in _fields_of(vllm_version):
+        elif _fields_of(vllm_version) is None:
+            errors.append((key, _unknown_release(vllm_version)))
+        elif option.field not in (_fields_of(vllm_version) or ()):
             first = first_vllm_release_with(option.field)
             errors.append(
                 (
@@ -129,6 +125,14 @@ def problems(
             (f"{KEY_OPTIONS}.promptLookupMin", f"must be <= promptLookupMax ({high}), got {low}")
         )
     return errors, warnings
+
+
+def _unknown_release(version: str) -> str:
+    return (
+        f"vLLM {version}'s SpeculativeConfig fields are unknown (engine_flags.json has no "
+        "table for it: scripts/engine_release.py add vllm VERSION); set hp:engineVersion to "
+        f"one of {', '.join(VLLM_OPTION_FIELDS)}, or remove this option"
+    )
 
 
 def vllm_fields(options: Mapping[str, int], algorithm: str) -> dict[str, int]:

@@ -32,7 +32,7 @@ def test_the_states_are_the_crds() -> None:
 
 def test_the_generation_just_applied_must_be_observed() -> None:
     assert not generation_observed(TARGET, d.endpoint(READY_STATE, observed=1))
-    assert not generation_observed(TARGET, d.endpoint(READY_STATE, observed=None))
+    assert generation_observed(TARGET, d.endpoint(READY_STATE, observed=None))  # not written
     assert generation_observed(TARGET, d.endpoint(READY_STATE, observed=3))
     live = Target("inference", "hp-dev", s.expectation())  # verify --wait: the live generation
     assert generation_observed(live, d.endpoint(READY_STATE, generation=5, observed=5))

@@ -22,7 +22,8 @@ def document(
                 "group": "g" if item.startswith("ml.") else "",
                 "usd_per_hour": usd,
                 "per_hour": per_hour,
-                "published": "2026-11-01" if usd else None,
+                "date": "2026-11-01" if usd else None,
+                "date_is": "published" if usd else None,
                 "source": "AWS Price List API" if usd else None,
                 "not_found": None if usd else "2 AWS Price List products match",
             }
@@ -43,8 +44,7 @@ def document(
         "sources": [
             {
                 "source": "AWS Price List API",
-                "published_from": "2026-11-01",
-                "published_to": "2026-11-01",
+                "dates": [{"date": "2026-11-01", "date_is": "published"}],
             }
         ],
         "differences": [],
@@ -113,3 +113,23 @@ def test_a_version_in_standard_support_has_no_kubernetes_line() -> None:
     cost = document(("EKS control plane", 1, "0.10"))
     cost["kubernetes"] = {"version": "1.35", "support": "standard support"}
     assert not [line for line in headline_lines(cost) if "Kubernetes" in line]
+
+
+def test_each_snapshot_date_says_what_it_is() -> None:
+    """A snapshot's date is a publication date, the day a price took effect, or the day an
+    undated page was read (prices.json `date_is`): the headline names each, never "published"
+    for a date that is not one."""
+    cost = document(("NAT gateway", 1, "0.045"))
+    cost["sources"] = [
+        {
+            "source": "snapshot",
+            "dates": [
+                {"date": "2024-02-01", "date_is": "in effect"},
+                {"date": "2024-04-01", "date_is": "in effect"},
+                {"date": "2026-12-06", "date_is": "read"},
+            ],
+        }
+    ]
+    assert headline_lines(cost)[0] == (
+        "cost in us-east-1 (prices: snapshot, in effect 2024-02-01 to 2024-04-01, read 2026-12-06):"
+    )

@@ -92,10 +92,12 @@ def test_the_headline_has_one_block_per_endpoint() -> None:
         "  speculative: eagle3",
         "    vLLM   --speculative-config <vllm eagle3>",
         "    SGLang <sglang>",
+        "  image CUDA: unknown (lmsysorg/sglang:v0.5.23): no NVIDIA driver check",
         "  operator: probes (startup up to 90 min, readiness timeout 5 s)",
         "endpoint chat-baseline (serving): sglang 0.5.23, org/target",
         "  instances: ml.g6e.12xlarge x 3",
         "  speculative: off",
+        "  image CUDA: unknown (lmsysorg/sglang:v0.5.23): no NVIDIA driver check",
         "  operator: the operator's own probes",  # a spec without worker.probes
     ]
 

@@ -3,7 +3,10 @@
 It answers the two routes `huggingface_hub` uses for preflight, the way the Hub does:
 `HEAD|GET /<repo>/resolve/<revision>/<file>` (X-Repo-Commit, ETag, Content-Length; 404 with
 X-Error-Code EntryNotFound / RepoNotFound / RevisionNotFound; 401/403 GatedRepo) and
-`GET /api/models/<repo>/revision/<revision>?blobs=true` (siblings with sizes). Repositories can
+`GET /api/models/<repo>/revision/<revision>?blobs=true` (siblings with sizes). A repository
+with a vendored `model.safetensors.header.json` serves `model.safetensors` as that header alone
+(8 bytes of length, then the JSON; ranged GETs answered 206), as `get_safetensors_metadata`
+reads it; the file is not listed among the siblings (no weight size comes from it). Repositories can
 be made gated, slow, silent, or answer HTML, a 10 MB config, invalid UTF-8 or a redirect loop;
 `HubBehaviour.answers` replaces any file's (or the API's, file name `api`) answer with raw bytes,
 status and headers: the hostile corpus (tests/preflight/hostile/).
@@ -14,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import re
+import struct
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
@@ -23,6 +28,7 @@ from urllib.parse import unquote, urlsplit
 from bench_fake_engine import LoopbackServer
 
 MODELS = Path(__file__).parent / "models"
+HEADER_SUFFIX = ".header.json"  # model.safetensors.header.json: served as model.safetensors
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 TOKEN = "hf_fake_reader"
 
@@ -139,6 +145,12 @@ class FakeHub(LoopbackServer):
             return
         etag = hashlib.sha256(body).hexdigest()
         headers = {"X-Repo-Commit": COMMIT, "ETag": f'"{etag}"'}
+        ranged = re.fullmatch(r"bytes=(\d+)-(\d+)", handler.headers.get("Range") or "")
+        if ranged and name.endswith(".safetensors"):
+            first, last = int(ranged[1]), min(int(ranged[2]), len(body) - 1)
+            headers["Content-Range"] = f"bytes {first}-{last}/{len(body)}"
+            self._send(handler, 206, body[first : last + 1], headers, head)
+            return
         self._send(handler, 200, body, headers, head)
 
     def _body(self, repo: str, name: str, kind: str | None) -> bytes | None:
@@ -148,6 +160,10 @@ class FakeHub(LoopbackServer):
             return b'{"pad": "' + b"x" * (10 * 1024 * 1024) + b'"}'
         if name == "config.json" and kind == "utf8":
             return b'{"hidden_size": "\xff\xfe"}'
+        header = self.repos.get(repo, {}).get(name + HEADER_SUFFIX)
+        if name.endswith(".safetensors") and header is not None:
+            compact = json.dumps(json.loads(header), separators=(",", ":")).encode()
+            return struct.pack("<Q", len(compact)) + compact
         return self.repos.get(repo, {}).get(name)
 
     def _api(self, handler: BaseHTTPRequestHandler, repo: str, revision: str) -> None:
@@ -159,7 +175,8 @@ class FakeHub(LoopbackServer):
         if answer is not None:
             self._raw(handler, answer, False)
             return
-        files = {name: len(body) for name, body in self.repos.get(repo, {}).items()}
+        vendored = self.repos.get(repo, {}).items()
+        files = {n: len(body) for n, body in vendored if not n.endswith(HEADER_SUFFIX)}
         listed = dict(self.sizes.get(repo, {}))
         parameters = listed.pop("safetensors", None)
         files |= listed

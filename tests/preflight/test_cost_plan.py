@@ -8,6 +8,7 @@ worked out here from those prices, exactly (Decimal).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -22,6 +23,7 @@ from program_runs import IMAGE, REPO
 from mlcc.cli import main
 from mlcc.preflight import run
 from mlcc.preflight.cost import prices
+from mlcc.preflight.cost.public_ipv4 import PUBLIC_IPV4
 
 G5 = "ml.g5.12xlarge"
 
@@ -39,6 +41,8 @@ G5_USD, EKS_USD, NAT_USD = usd_of("G5CLUSTER0001"), usd_of("EKSCLUSTER001"), usd
 # its control plane bills the extended-support surcharge too (docs/kubernetes-facts.md).
 EXT_USD = usd_of("EKSEXTENDED01")
 CONTROL_USD = EKS_USD + EXT_USD
+# the NAT gateway's Elastic IP: priced from the snapshot only (no Price List rule)
+IPV4_USD = prices.snapshot()[("us-east-1", PUBLIC_IPV4)].usd_per_hour
 
 
 def money(amount: Decimal) -> str:
@@ -82,7 +86,7 @@ def test_live_prices_give_every_line_the_total_and_the_share_exactly(
     count = "hp:instanceGroups[0].instanceCount=2"
     assert plan(tmp_path, monkeypatch, "a", "--preflight", "--set", count) == 0
     printed = capsys.readouterr().out.splitlines()
-    total = G5_USD * 2 + CONTROL_USD + NAT_USD
+    total = G5_USD * 2 + CONTROL_USD + NAT_USD + IPV4_USD
     expected = [
         "  Kubernetes 1.33 is in EKS extended support on 2026-12-06 (standard support ended "
         "2026-07-29; EKS",
@@ -91,13 +95,18 @@ def test_live_prices_give_every_line_the_total_and_the_share_exactly(
         f"  EKS control plane x 1 @ {money(EKS_USD)}/h = {money(EKS_USD)}/h",
         f"  EKS extended support x 1 @ {money(EXT_USD)}/h = {money(EXT_USD)}/h",
         f"  NAT gateway x 1 @ {money(NAT_USD)}/h = {money(NAT_USD)}/h",
+        f"  {PUBLIC_IPV4} x 1 @ {money(IPV4_USD)}/h = {money(IPV4_USD)}/h",
         f"  total: {money(total)}/h, {money(total * 730)}/month (730 h)",
         # the one endpoint's pod holds 4 of the 8 GPUs of the two nodes
         f"  endpoint hp-dev: 4 of 8 GPUs of {G5}, {money(G5_USD)}/h",
     ]
     for line in expected:
         assert line in printed
-    assert "cost in us-east-1 (prices: AWS Price List API, published 2026-11-01):" in printed
+    start = next(i for i, line in enumerate(printed) if line.startswith("cost in "))
+    assert " ".join(line.strip() for line in printed[start : start + 2]) == (
+        "cost in us-east-1 (prices: AWS Price List API, published 2026-11-01; snapshot, in effect "
+        "2024-02-01):"
+    )  # the Price List's publication date; the snapshot's IPv4 price's date in effect
     cost = cost_of(tmp_path, "a")
     assert Decimal(cost["total_per_hour"]) == total
     assert Decimal(cost["total_per_month"]) == total * 730
@@ -106,6 +115,7 @@ def test_live_prices_give_every_line_the_total_and_the_share_exactly(
         (prices.EKS_CONTROL_PLANE, EKS_USD),
         (prices.EKS_EXTENDED_SUPPORT, EXT_USD),
         (prices.NAT_GATEWAY, NAT_USD),
+        (PUBLIC_IPV4, IPV4_USD),
     ]
     assert cost["kubernetes"] == {
         "version": "1.33",
@@ -141,10 +151,10 @@ def test_several_matching_products_are_not_found_and_never_zero_in_the_total(
     cost, printed = cost_of(tmp_path, "a"), capsys.readouterr()
     assert cost["total_per_hour"] is None and cost["total_per_month"] is None
     assert cost["not_found"] == ["ml.p5.48xlarge"]
-    assert Decimal(cost["priced_per_hour"]) == CONTROL_USD + NAT_USD
+    assert Decimal(cost["priced_per_hour"]) == CONTROL_USD + NAT_USD + IPV4_USD
     assert "  ml.p5.48xlarge x 1 @ not found (group g5-inference)" in printed.out.splitlines()
     assert "2 AWS Price List products match ml.p5.48xlarge in us-east-1" in printed.out
-    assert "$0.00" not in printed.out
+    assert not re.search(r"\$0\.00(?!\d)", printed.out)  # $0.005 (an IPv4 address) is a price
 
 
 def test_without_preflight_the_snapshot_prices_and_a_missing_row_needs_preflight(
@@ -185,7 +195,8 @@ def test_diff_prints_the_cost_change_above_the_resource_changes(
         == 0
     )
     printed = capsys.readouterr().out.splitlines()
-    before, after = G5_USD + CONTROL_USD + NAT_USD, G5_USD * 3 + CONTROL_USD + NAT_USD
+    fixed = CONTROL_USD + NAT_USD + IPV4_USD
+    before, after = G5_USD + fixed, G5_USD * 3 + fixed
     percent = ((after - before) * 100 / before).quantize(Decimal(1), rounding="ROUND_HALF_UP")
     line = f"cost: +{money(after - before)}/h ({money(before)}/h -> {money(after)}/h), +{percent}%"
     assert line in printed
@@ -204,7 +215,7 @@ def test_a_plan_over_the_budget_is_refused_naming_the_total_and_the_largest_part
     capsys: pytest.CaptureFixture[str],
     aws: LocalAWS,
 ) -> None:
-    total = G5_USD + CONTROL_USD + NAT_USD
+    total = G5_USD + CONTROL_USD + NAT_USD + IPV4_USD
     budget = (total - Decimal("0.01")).quantize(Decimal("0.01"))
     assert plan(tmp_path, monkeypatch, "a", "--preflight", "--set", f"hp:budget={budget}/hour") == 1
     err = capsys.readouterr().err
@@ -240,6 +251,7 @@ def test_a_budget_the_priced_parts_alone_exceed_is_refused_naming_the_floor(
     floor = prices.snapshot()[("us-east-1", prices.EKS_CONTROL_PLANE)].usd_per_hour
     floor += prices.snapshot()[("us-east-1", prices.EKS_EXTENDED_SUPPORT)].usd_per_hour
     floor += prices.snapshot()[("us-east-1", prices.NAT_GATEWAY)].usd_per_hour
+    floor += IPV4_USD
     assert (
         f"error: hp:budget: the stack costs at least {money(floor)}/h "
         f"({money(floor * 730)}/month) without {G5}, whose price was not found, over the "
@@ -285,7 +297,8 @@ def test_preflight_says_where_a_live_price_differs_from_the_snapshot(
     said = " ".join(line.strip() for line in printed)
     assert (
         f"price changed: {prices.EKS_CONTROL_PLANE} {money(stored.usd_per_hour)}/h (snapshot, "
-        f"{stored.published}) -> {money(live)}/h (AWS Price List, {price_list.PUBLISHED[:10]})"
+        f"in effect {stored.published}) -> {money(live)}/h (AWS Price List, published "
+        f"{price_list.PUBLISHED[:10]})"
     ) in said
     assert f"  EKS control plane x 1 @ {money(live)}/h = {money(live)}/h" in printed
 
@@ -302,5 +315,6 @@ def test_a_version_in_standard_support_on_the_plans_date_bills_no_surcharge(
     assert [line["item"] for line in cost["lines"]][1:] == [
         prices.EKS_CONTROL_PLANE,
         prices.NAT_GATEWAY,
+        PUBLIC_IPV4,
     ]
     assert cost["kubernetes"]["support"] == "standard support"

@@ -162,7 +162,8 @@ def test_the_snapshot_script_builds_rows_from_an_offer_file_excerpt(tmp_path: Pa
         "item": prices.EKS_CONTROL_PLANE,
         "region": "us-east-1",
         "usd_per_hour": "0.10",
-        "published": "2024-04-01",
+        "date": "2024-04-01",
+        "date_is": "in effect",
         "source": "https://example.org/a-page",
     }
     out.write_text(json.dumps({"about": "test", "rows": [kept]}))
@@ -177,7 +178,8 @@ def test_the_snapshot_script_builds_rows_from_an_offer_file_excerpt(tmp_path: Pa
         "item": "ml.g5.12xlarge",
         "region": "us-east-1",
         "usd_per_hour": str(Decimal(dimension["pricePerUnit"]["USD"]).normalize()),
-        "published": excerpt["publicationDate"][:10],
+        "date": excerpt["publicationDate"][:10],
+        "date_is": "published",  # an offer file's publicationDate
         "source": (
             "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonSageMaker/"
             f"{excerpt['version']}/index.json"

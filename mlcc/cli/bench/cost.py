@@ -72,7 +72,7 @@ def _stack_share(
     if share is None or share.per_hour is None:
         missing = ", ".join(f"{line.billed.item}: {line.reason}" for line in costing.not_found)
         return None, f"no price ({missing or 'the endpoint has no nodes of its type'})"
-    kinds = ", ".join(kind for kind, _, _ in costing.sources())
+    kinds = ", ".join(kind for kind, _ in costing.sources())
     return share.per_hour, (
         f"{share.gpus} of {share.of_gpus} GPUs of {share.instance_type} in {stack}, {kinds}"
     )

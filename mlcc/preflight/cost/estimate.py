@@ -34,6 +34,8 @@ from mlcc.preflight.cost.prices import (
     Missing,
     Price,
 )
+from mlcc.preflight.cost.public_ipv4 import PUBLIC_IPV4, SNAPSHOT_ONLY
+from mlcc.preflight.cost.public_ipv4 import unpriced as unpriced_item
 
 ALWAYS_UNPRICED = ("EBS volumes", "data transfer", "load balancer hours")
 CENT = Decimal("0.01")
@@ -130,14 +132,15 @@ class Costing:
         priced = [line for line in self.lines if line.per_hour is not None]
         return sorted(priced, key=lambda line: line.per_hour or 0, reverse=True)[:count]
 
-    def sources(self) -> list[tuple[str, str, str]]:
-        """(source kind, earliest, latest publication date) of the prices used."""
-        found: dict[str, list[str]] = {}
+    def sources(self) -> list[tuple[str, list[tuple[str, str]]]]:
+        """(source kind, its prices' (date, what the date is), sorted) of the prices used: the
+        Price List's publication dates, the snapshot's dates in effect or read."""
+        found: dict[str, set[tuple[str, str]]] = {}
         for line in self.lines:
             if line.price is not None:
                 kind = LIVE if line.price.source == API_SOURCE else SNAPSHOT
-                found.setdefault(kind, []).append(line.price.published)
-        return [(kind, min(dates), max(dates)) for kind, dates in sorted(found.items())]
+                found.setdefault(kind, set()).add((line.price.published, line.price.date_is))
+        return [(kind, sorted(dates)) for kind, dates in sorted(found.items())]
 
     def as_json(self) -> dict[str, Any]:
         total = self.total_per_hour
@@ -161,8 +164,8 @@ class Costing:
                 for s in self.shares
             ],
             "sources": [
-                {"source": kind, "published_from": first, "published_to": last}
-                for kind, first, last in self.sources()
+                {"source": kind, "dates": [{"date": d, "date_is": what} for d, what in dates]}
+                for kind, dates in self.sources()
             ],
             "differences": list(self.differences),
             "kubernetes": None if self.kubernetes is None else self.kubernetes.as_json(),
@@ -177,7 +180,8 @@ def _line_json(line: Line) -> dict[str, Any]:
         "group": line.billed.group,
         "usd_per_hour": _text(price.usd_per_hour if price else None),
         "per_hour": _text(line.per_hour),
-        "published": price.published if price else None,
+        "date": price.published if price else None,
+        "date_is": price.date_is if price else None,
         "source": price.source if price else None,
         "not_found": line.reason if price is None else None,
     }
@@ -201,7 +205,9 @@ def billed(config: StackConfig, on: date | None = None) -> tuple[list[Billed], l
     network = cluster.network
     if isinstance(network, NewNetwork):
         public = len(network.public_subnet_cidrs)
-        items.append(Billed(NAT_GATEWAY, public if network.nat_gateway_per_az else 1))
+        nat_gateways = public if network.nat_gateway_per_az else 1
+        items.append(Billed(NAT_GATEWAY, nat_gateways))
+        items.append(Billed(PUBLIC_IPV4, nat_gateways))  # each NAT gateway's Elastic IP
     system = f"the system nodes ({cluster.system_node_count} x {cluster.system_node_instance_type})"
     return items, [*ALWAYS_UNPRICED, system]
 
@@ -224,12 +230,15 @@ def costing(
     differences: list[str] = []
     for item in items:
         answer, stored = found.get(item.item), snapshot.get((region, item.item))
-        if isinstance(answer, Price):
+        if item.item in SNAPSHOT_ONLY and stored is None:
+            unpriced.append(unpriced_item(item.count, region))
+        elif isinstance(answer, Price):
             lines.append(Line(item, answer))
             if stored is not None and stored.usd_per_hour != answer.usd_per_hour:
                 differences.append(
-                    f"{item.item} {usd(stored.usd_per_hour)}/h (snapshot, {stored.published}) "
-                    f"-> {usd(answer.usd_per_hour)}/h (AWS Price List, {answer.published})"
+                    f"{item.item} {usd(stored.usd_per_hour)}/h (snapshot, {stored.date_is} "
+                    f"{stored.published}) -> {usd(answer.usd_per_hour)}/h (AWS Price List, "
+                    f"{answer.date_is} {answer.published})"
                 )
         elif stored is not None and answer is None:  # the Price List was not read
             lines.append(Line(item, stored))

@@ -24,6 +24,7 @@ from mlcc.preflight.bounded import aws_answers
 from mlcc.preflight.bounded.parallel import run_parallel
 from mlcc.preflight.cost import estimate as cost
 from mlcc.preflight.cost.prices import Missing, Price, Rule, is_product, rule, select
+from mlcc.preflight.cost.public_ipv4 import SNAPSHOT_ONLY
 from mlcc.preflight.outcome import Outcome, Unchecked
 
 IAM_ACTION = "pricing:GetProducts"
@@ -51,7 +52,7 @@ def _common_prefix(one: str, other: str) -> int:
 
 def pricing_part(config: StackConfig, deadline_seconds: float) -> Outcome:
     """The live prices of what the stack bills, or why each could not be read."""
-    items = sorted({b.item for b in cost.billed(config)[0]})
+    items = sorted({b.item for b in cost.billed(config)[0]} - SNAPSHOT_ONLY)
     if not items:
         return Outcome()
     where = endpoint_region(config.region)

@@ -52,15 +52,17 @@ class Price:
     item: str  # an instance type (ml.g5.12xlarge), EKS_CONTROL_PLANE, EKS_EXTENDED_SUPPORT, ...
     region: str
     usd_per_hour: Decimal
-    published: str  # YYYY-MM-DD
+    published: str  # YYYY-MM-DD: the date `date_is` names
     source: str  # API_SOURCE, an offer file URL or a page URL
+    date_is: str = "published"  # published, in effect or read (cost/public_ipv4.py DATE_KINDS)
 
     def as_json(self) -> dict[str, str]:
         return {
             "item": self.item,
             "region": self.region,
             "usd_per_hour": str(self.usd_per_hour),
-            "published": self.published,
+            "date": self.published,
+            "date_is": self.date_is,
             "source": self.source,
         }
 
@@ -206,7 +208,7 @@ def usd_amount(text: Any) -> Decimal | None:
 
 def snapshot() -> dict[tuple[str, str], Price]:
     """The vendored table (mlcc/preflight/cost/prices.json, by scripts/price_snapshot.py): one row
-    per (region, item), each with its USD per hour, publication date and source."""
+    per (region, item), each with its USD per hour, its date and what that date is, and source."""
     text = resources.files(__package__).joinpath(SNAPSHOT_FILE).read_text(encoding="utf-8")
     return rows_by_key(json.loads(text)["rows"])
 
@@ -218,7 +220,8 @@ def rows_by_key(rows: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], Pric
         if usd is None:
             raise ValueError(f"price snapshot row {dict(row)}: usd_per_hour is not a price")
         price = Price(
-            str(row["item"]), str(row["region"]), usd, str(row["published"]), str(row["source"])
-        )
+            str(row["item"]), str(row["region"]), usd, str(row["date"]), str(row["source"]),
+            str(row["date_is"]),
+        )  # fmt: skip
         table[(price.region, price.item)] = price
     return table
