@@ -14,7 +14,7 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,8 +25,11 @@ import price_list
 import pytest
 from botocore.retries.standard import ExponentialBackoff
 from local_aws import MODELS, LocalAWS, Reply, error, local_aws
+from program_runs import stack_values
 
+from mlcc.config import stack as config
 from mlcc.config.infrastructure import INFERENCE_ADDON
+from mlcc.config.stack import StackConfig
 from mlcc.preflight.account.part import IAM_ACTIONS
 from mlcc.preflight.bounded.parallel import THREAD_PREFIX
 
@@ -343,3 +346,9 @@ def quota_page(value: Any, token: str | None = None) -> Reply:
     if token is not None:
         body["NextToken"] = token
     return Reply(body=body)
+
+
+def stack_config(stack: str, overrides: Mapping[str, str | None] | None = None) -> StackConfig:
+    """A stack file's parsed config, with overrides as `mlcc plan --set` applies them."""
+    values = stack_values(stack, overrides)
+    return config.parse(values.values, stack=stack, secret_keys=values.secret_keys).config

@@ -4,16 +4,11 @@ VPC's subnets in one Availability Zone, and the system nodes' pod room."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-
 import pytest
-from aws_accounts import account_served, ample, example_account, serve
+from aws_accounts import ample, example_account, serve, stack_config
 from aws_network import Network, addresses_reply
 from local_aws import LocalAWS, Reply, error
-from program_runs import stack_values
 
-from mlcc.config import stack as config
-from mlcc.config.stack import StackConfig
 from mlcc.preflight import run as preflight_run
 from mlcc.preflight.account import fetch as account_fetch
 from mlcc.preflight.account.network import EIP_QUOTA_CODE, NodeNetwork
@@ -28,17 +23,6 @@ from mlcc.preflight.outcome import Mode, Outcome, settle
 DEADLINE_S = 20.0
 SUBNETS = '["subnet-0a1b2c3d4e5f60001", "subnet-0a1b2c3d4e5f60002"]'
 EXISTING_VPC = {"hp:vpcId": "vpc-0a1b2c3d4e5f67890", "hp:privateSubnetIds": SUBNETS}
-
-
-def stack_config(stack: str, overrides: Mapping[str, str | None] | None = None) -> StackConfig:
-    values = stack_values(stack, overrides)
-    return config.parse(values.values, stack=stack, secret_keys=values.secret_keys).config
-
-
-@pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalAWS]:
-    with account_served(monkeypatch) as fake:
-        yield fake
 
 
 def run(fake: LocalAWS, network: Network | None = None, **overrides: str) -> Outcome:

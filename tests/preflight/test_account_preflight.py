@@ -9,7 +9,6 @@ and the numbers.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
 from dataclasses import replace
 
 import pytest
@@ -18,17 +17,14 @@ from aws_accounts import (
     Addon,
     Group,
     HyperPod,
-    account_served,
     ample,
     example_account,
     quota_code,
     serve,
+    stack_config,
 )
 from local_aws import LocalAWS, Reply, error
-from program_runs import stack_values
 
-from mlcc.config import stack as config
-from mlcc.config.stack import StackConfig
 from mlcc.preflight.account import fetch as account_fetch
 from mlcc.preflight.account import part as account
 from mlcc.preflight.account.facts import GpuMemory
@@ -37,17 +33,6 @@ from mlcc.preflight.outcome import Mode, Outcome, settle
 EXISTING_ARN = "arn:aws:sagemaker:us-east-1:123456789012:cluster/a1b2c3d4e5f6"  # its stack's
 DEADLINE_S = 20.0
 QUOTA = "ml.g5.12xlarge for cluster usage"
-
-
-def stack_config(stack: str, overrides: Mapping[str, str | None] | None = None) -> StackConfig:
-    values = stack_values(stack, overrides)
-    return config.parse(values.values, stack=stack, secret_keys=values.secret_keys).config
-
-
-@pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalAWS]:
-    with account_served(monkeypatch) as fake:
-        yield fake
 
 
 def existing_account(cluster: HyperPod | None = None, addon: Addon | None = None) -> Account:

@@ -4,8 +4,6 @@ estimate (mlcc/preflight/startup.py): `hp:probes: operator` always, a given budg
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from fake_hub import FakeHub
@@ -15,14 +13,6 @@ from mlcc.preflight import startup
 
 ENGINES = [("vllm", {}), ("sglang", {"engine": "sglang"})]
 THIRTY_SECONDS = json.dumps({"startup": {"periodSeconds": 10, "failureThreshold": 3}})
-
-
-@pytest.fixture
-def hub_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
-    monkeypatch.delenv("HF_TOKEN", raising=False)
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    yield
 
 
 def startup_lines(monkeypatch: pytest.MonkeyPatch, **keys: str) -> list[str]:
