@@ -66,9 +66,8 @@ def test_preflight_says_a_non_ecr_image_s_labels_are_not_read(
     """Only ECR images' labels are read (tests/preflight/test_image_labels.py): another
     registry's is a headline line on each endpoint that runs hp:image, and no warning or error,
     under strict too (no source failed to answer; the check does not exist there)."""
-    from mlcc.preflight.image.part import NOT_ECR
-
     from mlcc.preflight import run
+    from mlcc.preflight.image.part import NOT_ECR
     from mlcc.preflight.outcome import Outcome
 
     monkeypatch.setattr(run, "run_parts", lambda config, seconds: Outcome())
