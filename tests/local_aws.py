@@ -1,9 +1,9 @@
-"""A local AWS on 127.0.0.1: SageMaker, Service Quotas, EKS, EC2 and the Price List behind one port.
+"""A local AWS on 127.0.0.1: SageMaker, Service Quotas, EKS, EC2, Price List, ECR behind one port.
 
 Clients reach it the way users redirect boto3: `AWS_ENDPOINT_URL` (or
 `AWS_ENDPOINT_URL_<SERVICE>`). The service of a request is the one its SigV4 signature names
 (the credential scope), so one URL serves them all, each in its own protocol: JSON 1.1
-(SageMaker, Service Quotas, Pricing), REST-JSON (EKS) and EC2 query.
+(SageMaker, Service Quotas, Pricing, ECR), REST-JSON (EKS) and EC2 query.
 
 Every request is decoded with the service's botocore model and must pass three checks: botocore's
 own validator (required and unknown members, types), the enums, patterns, lengths and list sizes
@@ -36,7 +36,7 @@ from botocore.model import ListShape, MapShape, OperationModel, ServiceModel, Sh
 from botocore.serialize import create_serializer
 from botocore.validate import ParamValidator
 
-SERVICES = ("sagemaker", "service-quotas", "eks", "ec2", "pricing")
+SERVICES = ("sagemaker", "service-quotas", "eks", "ec2", "pricing", "ecr")
 _SESSION = botocore.session.get_session()
 MODELS: dict[str, ServiceModel] = {name: _SESSION.get_service_model(name) for name in SERVICES}
 _BY_SIGNING_NAME = {model.signing_name: name for name, model in MODELS.items()}

@@ -16,8 +16,8 @@ warning, never a refusal:
   (mlcc/config/aws/cuda_fit.py, the same rule as for the images the program builds). A tag that
   names no supported release with a known CUDA version leaves the image unjudged.
 
-The image's own labels and manifest are not read: the project has no OCI registry client
-(preflight says so, `not checked`).
+The image's own labels and env are read with preflight, from ECR only
+(mlcc/preflight/image/part.py): there the project's own labels naming another release refuse.
 """
 
 from __future__ import annotations

@@ -73,9 +73,16 @@ def network_part(config: StackConfig, deadline_seconds: float) -> Outcome:
     return network(config, deadline_seconds)
 
 
-PARTS: list[Part] = [models_part, account_part, network_part, pricing_part]
+def image_part(config: StackConfig, deadline_seconds: float) -> Outcome:
+    """A prebuilt ECR hp:image's labels and env (mlcc.preflight.image.part), imported on use."""
+    from mlcc.preflight.image.part import image_part as image
+
+    return image(config, deadline_seconds)
+
+
+PARTS: list[Part] = [models_part, account_part, network_part, pricing_part, image_part]
 # Kubernetes-only mode creates nothing in AWS and calls no AWS API: no account, quota or price
-# to check, and each GPU's memory comes from the table, not EC2.
+# to check, no ECR image's labels to read, and each GPU's memory comes from the table, not EC2.
 AWS_FREE_PARTS: list[Part] = [models_part]
 
 
@@ -162,22 +169,12 @@ def run_parts(config: StackConfig, seconds: float, parts: list[Part] | None = No
     return combine([*(outcomes[i] for i in sorted(outcomes)), Outcome(unchecked=tuple(missed))])
 
 
-# A prebuilt image's own labels and manifest would say its engine release and CUDA version, but
-# reading them needs an OCI registry client, which the project does not have (pyproject.toml).
-# Said once per endpoint that runs it, in the headline: not a warning on every preflight run
-# (no source failed; the check does not exist).
-IMAGE_TAG_ONLY = (
-    "image: its engine release and CUDA version are read from its tag only (its labels and "
-    "manifest are not read: the project has no OCI registry client)"
-)
-
-
 def image_lines(config: StackConfig) -> Outcome:
-    """The headline line of each endpoint that runs the prebuilt hp:image."""
-    if not config.image:
-        return Outcome()
-    runs_it = [e.name for e in config.endpoints if e.engine_release == config.image_release]
-    return Outcome(lines={name: (IMAGE_TAG_ONLY,) for name in runs_it})
+    """The headline line of each endpoint that runs a prebuilt hp:image the image part does not
+    read: another registry's than ECR, or any in Kubernetes-only mode (no AWS API)."""
+    from mlcc.preflight.image.part import unread_lines
+
+    return unread_lines(config, calls_no_aws(config))
 
 
 def preflight(config: StackConfig) -> tuple[list[Problem], list[Problem], Outcome]:

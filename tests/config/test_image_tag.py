@@ -60,12 +60,14 @@ def test_a_tag_naming_the_endpoints_release_is_quiet() -> None:
 
 
 @pytest.mark.parametrize("mode", ["auto", "strict"])
-def test_preflight_says_the_image_s_labels_are_not_read(
+def test_preflight_says_a_non_ecr_image_s_labels_are_not_read(
     mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """No OCI registry client: a headline line on each endpoint that runs hp:image, and no
-    warning or error, under strict too (no source failed to answer; the check does not exist)."""
+    """Only ECR images' labels are read (tests/preflight/test_image_labels.py): another
+    registry's is a headline line on each endpoint that runs hp:image, and no warning or error,
+    under strict too (no source failed to answer; the check does not exist there)."""
     from mlcc.preflight import run
+    from mlcc.preflight.image.part import NOT_ECR
     from mlcc.preflight.outcome import Outcome
 
     monkeypatch.setattr(run, "run_parts", lambda config, seconds: Outcome())
@@ -73,7 +75,7 @@ def test_preflight_says_the_image_s_labels_are_not_read(
     config = parse({**BASE, **values}, stack="dev").config
     errors, warnings, outcome = run.preflight(config)
     assert (errors, warnings) == ([], [])
-    assert outcome.lines == {config.primary.name: (run.IMAGE_TAG_ONLY,)}
-    assert "labels and manifest are not read" in run.IMAGE_TAG_ONLY
+    assert outcome.lines == {config.primary.name: (NOT_ECR,)}
+    assert "read from ECR only" in NOT_ECR
     without = parse({**BASE, "hp:preflight": mode}, stack="dev").config
     assert run.preflight(without)[2].lines == {}

@@ -85,6 +85,18 @@ def test_image_fixes_the_engine_and_runs_the_wrapper(engine: Engine) -> None:
 
 
 @pytest.mark.parametrize("engine", list(Engine), ids=ENGINE_IDS)
+def test_image_labels_say_its_engine_release_as_preflight_reads_them(engine: Engine) -> None:
+    """`mlcc plan --preflight` reads these labels from ECR (mlcc/preflight/image/part.py)."""
+    from mlcc.preflight.image.part import ENGINE_LABEL, VERSION_LABEL
+
+    label = only(DOCKERFILES[engine], "LABEL")
+    assert re.search(rf"(^|\s){re.escape(ENGINE_LABEL)}={engine.value}(\s|$)", label)
+    version = rf"(^|\s){re.escape(VERSION_LABEL)}=\$\{{ENGINE_VERSION\}}(\s|$)"
+    assert re.search(version, label)
+    assert "org.opencontainers.image.title=" in label
+
+
+@pytest.mark.parametrize("engine", list(Engine), ids=ENGINE_IDS)
 def test_image_runs_as_a_non_root_user_with_a_writable_home(engine: Engine) -> None:
     dockerfile = DOCKERFILES[engine]
     user = only(dockerfile, "USER").split(":")[0]

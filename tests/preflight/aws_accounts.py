@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import aws_network
+import ecr_images
 import price_list
 import pytest
 from botocore.retries.standard import ExponentialBackoff
@@ -109,6 +110,7 @@ class Account:
     addons: dict[str, Addon] = field(default_factory=dict)  # EKS cluster -> inference add-on
     products: list[dict[str, Any]] = field(default_factory=price_list.catalog)  # the Price List
     network: aws_network.Network = field(default_factory=aws_network.Network)  # EIPs, subnets
+    registry: ecr_images.Registry = field(default_factory=ecr_images.Registry)  # ECR images
 
     def add_hyperpod(self, cluster: HyperPod, eks_version: str = "1.33") -> None:
         self.hyperpods[cluster.name] = self.hyperpods[cluster.arn] = cluster
@@ -153,14 +155,15 @@ def account_served(
     for name in list(os.environ):
         if name.startswith(("AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_DEFAULT_PROFILE")):
             monkeypatch.delenv(name)
-    with local_aws() as fake:
+    registry = account.registry if account is not None else ecr_images.Registry()
+    with local_aws() as fake, ecr_images.BlobServer(registry) as blobs:
         monkeypatch.setenv("AWS_ENDPOINT_URL", fake.url)
         monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
         monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
         monkeypatch.setenv("AWS_CONFIG_FILE", os.devnull)
         monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
         if account is not None:
-            serve(fake, account)
+            serve(fake, account, blobs.url)
         yield fake
     for thread in threading.enumerate():
         if thread.name.startswith(THREAD_PREFIX):
@@ -198,8 +201,8 @@ def _quota_items(values: dict[str, float]) -> list[dict[str, Any]]:
     ]
 
 
-def serve(fake: LocalAWS, account: Account) -> None:
-    """Script every call preflight makes from `account`."""
+def serve(fake: LocalAWS, account: Account, blob_url: str = "http://127.0.0.1:9") -> None:
+    """Script every call preflight makes from `account` (ECR's download URLs on `blob_url`)."""
     fake.on(
         "ListServiceQuotas",
         lambda r: Reply(body=_page(_quota_items(account.applied), r, "NextToken", "Quotas")),
@@ -219,6 +222,7 @@ def serve(fake: LocalAWS, account: Account) -> None:
     fake.on("DescribeAddon", lambda r: _addon(account, r), service="eks")
     price_list.serve(fake, account.products)
     aws_network.serve(fake, account.network)
+    ecr_images.serve(fake, account.registry, blob_url)
 
 
 def _addon_versions(account: Account, request: dict[str, Any]) -> Reply:

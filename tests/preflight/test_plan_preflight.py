@@ -13,7 +13,7 @@ from local_aws import LocalAWS
 from program_runs import IMAGE, REPO
 
 from mlcc.cli import main
-from mlcc.preflight import run
+from mlcc.preflight.image.part import NOT_SAID
 
 GATED = {"meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.1-70B-Instruct"}
 
@@ -42,8 +42,8 @@ def test_the_stacks_pass_preflight_without_a_warning_when_the_token_reads_the_ga
         assert plan(tmp_path, monkeypatch, "--preflight", stack=stack) == 0
     captured = capsys.readouterr()
     assert [line for line in captured.err.splitlines() if "not checked" in line] == []
-    # the --set hp:image's labels, which no OCI client can read here: said in the headline
-    assert f"  preflight: {run.IMAGE_TAG_ONLY}" in captured.out
+    # the --set hp:image, read from ECR, says no release (as upstream images): in the headline
+    assert f"  preflight: {NOT_SAID}" in captured.out
     assert "preflight" not in captured.err
     lines = captured.out.splitlines()
     endpoints = [

@@ -28,6 +28,7 @@ from mlcc.preflight.account.facts import (
 )
 from mlcc.preflight.account.fetch import Clients, guarded
 from mlcc.preflight.bounded.parallel import Deadline, run_parallel
+from mlcc.preflight.image import registry as image_registry
 from mlcc.preflight.outcome import Outcome
 
 # The read-only IAM actions preflight calls (README.md lists them for the deploying role).
@@ -43,6 +44,7 @@ IAM_ACTIONS = (
     "ec2:DescribeInstanceTypes",
     "pricing:GetProducts",  # the pricing part (mlcc.preflight.cost.price_list)
     *account_network.IAM_ACTIONS,  # the network rows (mlcc.preflight.account.network)
+    *image_registry.IAM_ACTIONS,  # a prebuilt ECR hp:image's config (mlcc.preflight.image)
 )
 
 
