@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
+import ecr_images
 from aws_accounts import example_account, serve
 from classify import Case, Finding, Invocation, Oracle, Ran, all_of, never, says
 from fake_hub import MODELS, TOKEN, FakeHub, HubBehaviour
@@ -40,8 +41,13 @@ def planned(
 ) -> Iterator[Invocation]:
     """The dev stack planned with --preflight while the fakes answer. `prepare` may return
     what undoes it once the run is over; `{case}` in an `env` value is the case's folder."""
-    with local_aws() as aws, FakeHub(hub or HubBehaviour()) as served:
-        serve(aws, example_account())
+    healthy = example_account()
+    with (
+        local_aws() as aws,
+        FakeHub(hub or HubBehaviour()) as served,
+        ecr_images.BlobServer(healthy.registry) as blobs,
+    ):
+        serve(aws, healthy, blobs.url)
         if account is not None:
             account(aws)
         cache = where / "hub-cache"
