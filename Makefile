@@ -29,6 +29,7 @@ lint: $(BIN)/mlcc
 	$(BIN)/ruff check mlcc tests images benchmarks scripts __main__.py
 	$(BIN)/ruff format --check mlcc tests images benchmarks scripts __main__.py
 	$(BIN)/python -m mlcc.config.schema --check Pulumi.yaml
+	$(BIN)/python scripts/docs_reference.py --check
 
 typecheck: $(BIN)/mlcc
 	$(BIN)/mypy
