@@ -19,6 +19,7 @@ date picks it) is described, not shown.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import re
 import sys
@@ -264,19 +265,16 @@ EXAMPLES: dict[str, str] = {
     "observability": "hp:observability prometheus-operator",
     "budget": "hp:budget 40/hour",
 }
-PROVIDER = {
-    stack.REGION_KEY: (
-        "AWS region of every resource (the AWS provider's); preflight and the cost estimate use "
-        "it too.",
-        "us-west-2",
-    ),
+PROVIDER = {  # descriptions from the functions that read them (mlcc/config/stack.py)
+    stack.REGION_KEY: (" ".join((inspect.getdoc(stack._region) or "").split()), "us-west-2"),
     stack.NATIVE_REGION_KEY: (
-        "Region of the AWS Cloud Control (aws-native) provider; set it to aws:region's.",
+        " ".join((inspect.getdoc(stack._check_native_region) or "").split())
+        + " Outside Kubernetes-only mode it must equal aws:region; create mode requires it.",
         "us-west-2",
     ),
     stack.PROFILE_KEY: (
-        "Named AWS profile of the AWS provider; preflight's calls use it too. Empty = the "
-        "default credential chain.",
+        "The AWS provider's named profile; preflight's calls use it too. Empty = the default "
+        "credential chain.",
         "my-profile",
     ),
 }
@@ -552,8 +550,11 @@ def _document() -> dict[str, object]:
 def _sources(engine: Engine, version: str) -> list[str]:
     engines = _document().get("engines")
     entry = engines.get(engine.value, {}).get(version, {}) if isinstance(engines, dict) else {}
-    found = entry.get("sources", []) if isinstance(entry, dict) else []
-    return [str(s) for s in found] if isinstance(found, list) else []
+    if not isinstance(entry, dict):
+        return []
+    speculative = entry.get("speculative")
+    found = [*entry.get("sources", []), *(speculative or {}).get("sources", [])]
+    return sorted({str(s) for s in found})
 
 
 def _image(release: EngineRelease) -> nvidia.EngineImage | None:
