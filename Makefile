@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STACK ?= dev
 
-.PHONY: plan test lint typecheck schema prometheus e2e e2e-build
+.PHONY: plan test lint typecheck schema prometheus e2e e2e-build docs-reference
 
 # First run only (again when pyproject.toml changes): say what takes minutes, and let pip show
 # each package as it downloads and installs instead of staying silent.
@@ -29,6 +29,7 @@ lint: $(BIN)/mlcc
 	$(BIN)/ruff check mlcc tests images benchmarks scripts __main__.py
 	$(BIN)/ruff format --check mlcc tests images benchmarks scripts __main__.py
 	$(BIN)/python -m mlcc.config.schema --check Pulumi.yaml
+	$(BIN)/python scripts/docs_reference.py --check
 
 typecheck: $(BIN)/mlcc
 	$(BIN)/mypy
@@ -62,3 +63,8 @@ e2e-build:
 
 e2e: $(BIN)/mlcc e2e-build
 	$(BIN)/python -m pytest -n 0 -m e2e tests/e2e
+
+# docs/reference/ (configuration, CLI, engine releases) is generated from the code; the test
+# tests/docs/test_references.py fails when a page is stale.
+docs-reference: $(BIN)/mlcc
+	$(BIN)/python scripts/docs_reference.py
