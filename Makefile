@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STACK ?= dev
 
-.PHONY: plan test lint typecheck schema prometheus e2e e2e-build docs-reference
+.PHONY: plan test lint typecheck schema prometheus e2e e2e-build docs-reference docs-check chromium docs-figures
 
 # First run only (again when pyproject.toml changes): say what takes minutes, and let pip show
 # each package as it downloads and installs instead of staying silent.
@@ -68,3 +68,24 @@ e2e: $(BIN)/mlcc e2e-build
 # tests/docs/test_references.py fails when a page is stale.
 docs-reference: $(BIN)/mlcc
 	$(BIN)/python scripts/docs_reference.py
+
+# The built site in a real headless Chromium (tests/docs/test_site_browser.py, marked `docs`;
+# `make test` deselects it): start page, configuration reference, search. Leaves
+# build/docs-start-page.png to look at. Debian's chromium, installed here when missing.
+docs-check: docs chromium
+	$(BIN)/python -m pytest -m docs tests/docs/test_site_browser.py -n 0
+
+chromium:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+	  echo "==> Installing Chromium for the docs check (apt-get install chromium)"; \
+	  sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  $$sudo apt-get update -qq >/dev/null && \
+	  $$sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null || \
+	  echo "==> Could not install Chromium: the docs check will fail with one line saying so"; \
+	fi
+
+# docs/figures/: the bench and sweep figures of the real `mlcc bench --plot` against the fake
+# engines (tests/bench), and the dev stack's cost headline of `mlcc plan` (about half a minute).
+docs-figures: $(BIN)/mlcc
+	$(BIN)/python scripts/docs_figures.py

@@ -1,0 +1,1 @@
+"""tests/docs: the built site in a real browser (the `docs` marker) and its figures."""
