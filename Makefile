@@ -28,7 +28,7 @@ docs: $(BIN)/mlcc
 	$(BIN)/mkdocs build --strict
 
 docs-serve: $(BIN)/mlcc
-	$(BIN)/mkdocs serve --strict -a 127.0.0.1:8000
+	$(BIN)/mkdocs serve -a 127.0.0.1:8000
 
 # Pulumi.yaml's config block is generated from the key table in mlcc/config/schema.py.
 schema: $(BIN)/mlcc
