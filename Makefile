@@ -1,10 +1,11 @@
-# The two commands of the README. Each creates .venv and installs what it needs on first use.
+# The two commands of the README, and the manual's (make docs, make docs-serve). Each creates
+# .venv and installs what it needs on first use.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STACK ?= dev
 
-.PHONY: plan test lint typecheck schema prometheus e2e e2e-build docs-reference docs-check chromium docs-figures
+.PHONY: plan test lint typecheck schema prometheus e2e e2e-build docs docs-serve docs-reference docs-check chromium docs-figures
 
 # First run only (again when pyproject.toml changes): say what takes minutes, and let pip show
 # each package as it downloads and installs instead of staying silent.
@@ -20,6 +21,14 @@ $(BIN)/mlcc: pyproject.toml
 
 plan: $(BIN)/mlcc
 	$(BIN)/mlcc plan --stack $(STACK)
+
+# The manual: MkDocs (Material) over docs/, mkdocs.yml. Strict: a broken link or anchor, or a
+# page missing from the nav, fails the build. The site is build/site.
+docs: $(BIN)/mlcc
+	$(BIN)/mkdocs build --strict
+
+docs-serve: $(BIN)/mlcc
+	$(BIN)/mkdocs serve -a 127.0.0.1:8000
 
 # Pulumi.yaml's config block is generated from the key table in mlcc/config/schema.py.
 schema: $(BIN)/mlcc
@@ -50,7 +59,7 @@ prometheus:
 	  export DEBIAN_FRONTEND=noninteractive; \
 	  $$sudo apt-get update -qq >/dev/null && \
 	  $$sudo apt-get install -y -qq --no-install-recommends prometheus >/dev/null || \
-	  echo "==> Could not install Prometheus: the tests that need it will fail; see README.md"; \
+	  echo "==> Could not install Prometheus: the tests that need it will fail; see docs/getting-started.md"; \
 	fi
 
 # The end-to-end stories (docs/e2e.md): the real Pulumi CLI and engine, the Kubernetes provider

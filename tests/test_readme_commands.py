@@ -1,8 +1,9 @@
-"""Every `mlcc plan` command line in the README runs, so the README cannot go stale.
+"""Every `mlcc plan` command line in the README and the manual (docs/) runs, so neither can go
+stale.
 
 The commands run in order, in one copy of the project (so `--diff build/base` finds the plan an
 earlier line wrote), and each must exit 0. The `pulumi config set --path` lines must mean the
-same as the README's `--set` lines: applied to the dev stack they give the same config.
+same as the `--set` lines: applied to the dev stack they give the same config.
 """
 
 from __future__ import annotations
@@ -19,6 +20,12 @@ from program_runs import REPO
 from mlcc.cli import main
 
 README = REPO / "README.md"
+# The pages whose command lines run: the README and the manual's hand-written pages. The
+# generated reference pages (docs/reference/) print usage lines, not commands to run.
+PAGES = [
+    README,
+    *sorted(p for p in (REPO / "docs").rglob("*.md") if "reference" not in p.parent.parts),
+]
 MLCC = ".venv/bin/mlcc"
 
 
@@ -54,10 +61,22 @@ def plan_commands(text: str) -> list[list[str]]:
     return commands
 
 
-PLAN_COMMANDS = plan_commands(README.read_text(encoding="utf-8"))
+def command_text() -> str:
+    """The README and the manual's pages, one after the other."""
+    return "\n".join(page.read_text(encoding="utf-8") for page in PAGES)
 
 
-def test_the_readme_shows_plan_commands_for_each_feature() -> None:
+# Each once: the README repeats a few of the manual's.
+PLAN_COMMANDS = [list(c) for c in dict.fromkeys(tuple(c) for c in plan_commands(command_text()))]
+
+
+def test_the_readme_keeps_a_few_of_the_commands() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert len(plan_commands(text)) >= 2
+    assert len([line for line in code_lines(text) if line.startswith("pulumi config set")]) >= 3
+
+
+def test_the_readme_and_manual_show_plan_commands_for_each_feature() -> None:
     commands = [" ".join(c) for c in PLAN_COMMANDS]
     assert len(commands) >= 8
     for feature in ("--diff", "--stack existing", "hp:tags.owner=", "[0].", "={", "="):
@@ -90,7 +109,7 @@ def test_each_readme_plan_command_succeeds(
 
 
 def writers_of_its_diff(argv: list[str]) -> list[list[str]]:
-    """The README's commands that write the plan `argv` diffs against (`--out build/base` before
+    """The commands that write the plan `argv` diffs against (`--out build/base` before
     `--diff build/base`): run first in the same test, as the workers share no folder."""
     if "--diff" not in argv[:-1]:
         return []
@@ -100,7 +119,7 @@ def writers_of_its_diff(argv: list[str]) -> list[list[str]]:
         for command in PLAN_COMMANDS
         if "--out" in command[:-1] and command[command.index("--out") + 1] == base
     ]
-    assert writers, f"the README diffs against {base} but no command writes it"
+    assert writers, f"the manual diffs against {base} but no command writes it"
     return writers
 
 
@@ -121,7 +140,7 @@ def path_sets(argv: list[str]) -> list[tuple[str, str]]:
 
 
 def test_the_pulumi_config_set_path_lines_match_the_set_lines() -> None:
-    text = README.read_text(encoding="utf-8")
+    text = command_text()
     pulumi_sets = pulumi_path_sets(text)
     mlcc_sets = {pair for argv in PLAN_COMMANDS for pair in path_sets(argv)}
     assert len(pulumi_sets) >= 3

@@ -119,7 +119,8 @@ def test_an_instance_type_the_existing_cluster_lacks_is_a_warning(
 
 
 def test_the_eks_cluster_name_is_an_output_as_in_create_mode(run: offline.OfflineRun) -> None:
-    """The README's `aws eks update-kubeconfig --name "$(pulumi stack output eksClusterName)"`."""
+    """docs/getting-started.md's
+    `aws eks update-kubeconfig --name "$(pulumi stack output eksClusterName)"`."""
     assert run.outputs["eksClusterName"] == "existing-eks"
 
 

@@ -28,7 +28,7 @@ from stories import (
     slow_success,
     wrong_speculation,
 )
-from test_readme_commands import code_lines
+from test_readme_commands import code_lines, command_text
 
 from mlcc.facts.operator import GROUP, PLURAL, VERSION
 
@@ -73,9 +73,8 @@ def stack_project(
 
 
 def readme_config_lines() -> list[list[str]]:
-    """Every `pulumi config set` line of the README, as argv after `pulumi`."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    lines = [shlex.split(line) for line in code_lines(readme)]
+    """Every `pulumi config set` line of the README and the manual, as argv after `pulumi`."""
+    lines = [shlex.split(line) for line in code_lines(command_text())]
     commands = [words[1:] for words in lines if words[:3] == ["pulumi", "config", "set"]]
     return [[w.replace("hf_...", "hf_e2eToken") for w in words] for words in commands]
 

@@ -107,7 +107,8 @@ def start_prometheus(targets: list[Target], folder: Path) -> RunningPrometheus:
     if not PROMETHEUS.is_file():
         raise PrometheusMissing(
             f"{PROMETHEUS} is missing: install Debian's package (`apt-get install -y "
-            "prometheus`, which `make test` runs as root or with sudo); see README.md, Tests"
+            "prometheus`, which `make test` runs as root or with sudo); "
+            "see docs/getting-started.md, Set-up"
         )
     config = folder / "prometheus.yml"
     config.write_text(config_text(targets))

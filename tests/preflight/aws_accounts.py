@@ -171,7 +171,8 @@ def account_served(
     assert fake.violations == []
     assert fake.reply_problems == []
     assert {call.region for call in fake.calls} <= {REGION}
-    # Only the read-only actions README.md lists (and the preview role is granted) are called.
+    # Only the read-only actions docs/preflight.md lists (and the preview role is granted) are
+    # called.
     called = {f"{MODELS[c.service].signing_name}:{c.operation}" for c in fake.calls}
     assert called <= set(IAM_ACTIONS)
 

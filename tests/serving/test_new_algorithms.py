@@ -136,11 +136,11 @@ def test_an_endpoint_entry_sets_its_own_options_and_problems_name_the_entry() ->
     assert not any(p.startswith("hp:endpoints[0]") for p in problems)
 
 
-def test_the_readmes_first_release_column_agrees_with_the_supported_releases() -> None:
-    """Where the README's first release is a supported one, it is the first supported release
-    whose own table lists the algorithm's name and whose image can run it (older figures
+def test_the_first_release_column_agrees_with_the_supported_releases() -> None:
+    """Where docs/speculation.md's first release is a supported one, it is the first supported
+    release whose own table lists the algorithm's name and whose image can run it (older figures
     predate the supported ones)."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "speculation.md").read_text()
     rows = [
         [cell.strip().strip("`") for cell in line.strip("|").split("|")]
         for line in readme.splitlines()

@@ -53,7 +53,7 @@ def test_table_matches_design() -> None:
 
 
 SEED = ("draft-model", "eagle", "eagle2", "eagle3", "ngram", "mtp")
-# What each supported release runs (the engines' wheels; docs: README's algorithm reference).
+# What each supported release runs (the engines' wheels; docs: docs/speculation.md).
 RUNS = {
     (Engine.VLLM, "0.27.1"): {*SEED, "ngram-gpu", "dflash", "dspark"},  # suffix: no Arctic
     (Engine.VLLM, "0.34.0"): {*SEED, "ngram-gpu", "suffix", "dflash", "dspark"},

@@ -181,7 +181,7 @@ def test_aws_authentication_is_oidc_with_the_role_and_region_from_variables() ->
 def test_the_preview_runs_preflight_with_the_role_it_assumes() -> None:
     """The program's preflight reads the account with the credentials the OIDC step exports:
     that step runs first, nothing replaces its credentials, nothing switches preflight off, and
-    the README lists the read-only actions the role needs."""
+    docs/preflight.md lists the read-only actions the role needs."""
     job = load_workflow(PREVIEW)["jobs"]["preview"]
     (credentials,) = steps_using(job, AWS_CREDENTIALS_ACTION)
     preview = pulumi_command_step(job)
@@ -189,8 +189,8 @@ def test_the_preview_runs_preflight_with_the_role_it_assumes() -> None:
     assert preview["with"]["command"] == "preview"
     assert not [name for name in preview.get("env", {}) if name.startswith("AWS_")]
     assert "preflight" not in json.dumps(preview["with"])
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    listed = readme.split("### Preflight's AWS permissions", 1)[1].split("\n#", 1)[0]
+    preflight = (REPO_ROOT / "docs" / "preflight.md").read_text(encoding="utf-8")
+    listed = preflight.split("## Preflight's AWS permissions", 1)[1].split("\n#", 1)[0]
     assert sorted(re.findall(r"^\| `(\w+:\w+)` \|", listed, re.M)) == sorted(IAM_ACTIONS)
 
 
@@ -230,7 +230,7 @@ def ci_make_commands() -> list[str]:
 
 def test_ci_runs_the_readme_test_command_then_the_end_to_end_stories() -> None:
     makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
-    assert ci_make_commands() == ["make prometheus", "make test", "make e2e"]
+    assert ci_make_commands() == ["make prometheus", "make test", "make docs", "make e2e"]
     assert "pip install --progress-bar on -e '.[dev]'" in makefile
     assert "$(BIN)/python -m pytest" in makefile
 

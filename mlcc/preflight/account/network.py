@@ -36,7 +36,7 @@ EIP_QUOTA_NAME = "EC2-VPC Elastic IPs"
 MAX_COUNT = 10**6  # addresses, quota values, interfaces: far above any account's
 MAX_INTERFACES = 1024  # network interfaces of one instance (the largest types have 100-odd)
 MAX_ADDRESSES_PER_INTERFACE = 1024  # IPv4 addresses per interface (the largest have 50-64)
-# The IAM actions these calls need (README.md, "Preflight's AWS permissions").
+# The IAM actions these calls need (docs/preflight.md, "Preflight's AWS permissions").
 IAM_ACTIONS = (
     "servicequotas:GetServiceQuota",
     "servicequotas:GetAWSDefaultServiceQuota",

@@ -3,7 +3,7 @@
 `check_account(config, deadline_seconds)` is one preflight part: the runner calls it beside the
 models part. Two rounds of calls at most: everything that needs only the stack, then (existing
 cluster) what needs the HyperPod cluster's answer, its EKS cluster. Every call is read-only;
-README.md lists the IAM actions.
+docs/preflight.md lists the IAM actions.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from mlcc.preflight.bounded.parallel import Deadline, run_parallel
 from mlcc.preflight.image import registry as image_registry
 from mlcc.preflight.outcome import Outcome
 
-# The read-only IAM actions preflight calls (README.md lists them for the deploying role).
+# The read-only IAM actions preflight calls (docs/preflight.md lists them for the deploying role).
 IAM_ACTIONS = (
     "servicequotas:ListServiceQuotas",
     "servicequotas:ListAWSDefaultServiceQuotas",
