@@ -230,7 +230,7 @@ def ci_make_commands() -> list[str]:
 
 def test_ci_runs_the_readme_test_command_then_the_end_to_end_stories() -> None:
     makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
-    assert ci_make_commands() == ["make prometheus", "make test", "make docs", "make e2e"]
+    assert ci_make_commands() == ["make prometheus", "make test", "make docs-check", "make e2e"]
     assert "pip install --progress-bar on -e '.[dev]'" in makefile
     assert "$(BIN)/python -m pytest" in makefile
 
