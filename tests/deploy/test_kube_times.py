@@ -168,4 +168,4 @@ def test_the_wait_shows_the_last_event_of_a_believable_time(tmp_path: Path) -> N
     assert outcome.message.startswith(
         "InferenceEndpointConfig inference/hp-dev did not serve within 0.01 minutes"
     )
-    assert time.monotonic() - started < 0.6 + 3
+    assert time.monotonic() - started < 0.6 + 20  # the deadline held, not hung

@@ -116,7 +116,7 @@ def test_wait_times_out_with_the_state_reached(
     started = time.monotonic()
     with FakeKubeApi(scenes) as api:
         assert verify(project, api, "--wait", "--timeout", "0.002") == 1
-    assert 0.12 <= time.monotonic() - started < 5
+    assert 0.12 <= time.monotonic() - started < 30  # the deadline held, not hung
     (line,) = capsys.readouterr().out.splitlines()
     assert line.startswith("FAIL wait: InferenceEndpointConfig inference/hp-dev did not serve")
     assert "DeploymentPending, 0/1 replicas ready" in line
@@ -138,7 +138,7 @@ def test_an_api_server_that_never_answers_ends_verify_within_its_request_timeout
     started = time.monotonic()
     with FakeKubeApi([SERVING], Behaviour(answer="hang")) as api:
         assert verify(project, api, "--request-timeout", "0.2") == 1
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 20  # the fake holds a request 30 s: the timeout ended it
     (line,) = capsys.readouterr().out.splitlines()
     assert line == (
         "FAIL cluster: cannot read inferenceendpointconfigs/hp-dev in inference: "
@@ -153,7 +153,7 @@ def test_an_api_server_that_trickles_its_answer_is_given_up_on_too(
     started = time.monotonic()
     with FakeKubeApi([SERVING], Behaviour(trickle_s=0.02)) as api:
         assert verify(project, api, "--request-timeout", "0.2") == 1
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 20  # the whole answer, a byte per 20 ms, takes over 30 s
     (line,) = capsys.readouterr().out.splitlines()
     assert line == (
         "FAIL cluster: cannot read inferenceendpointconfigs/hp-dev in inference: "
@@ -235,7 +235,7 @@ def test_an_exec_plugin_that_hangs_is_given_up_on(tmp_path: Path) -> None:
         started = time.monotonic()
         with pytest.raises(AccessError, match=r"did not finish within 0\.2 s and was stopped"):
             api_client(str(kubeconfig), exec_timeout_s=0.2)
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 20  # the plugin sleeps 30 s: the timeout stopped it
 
 
 @pytest.mark.parametrize(

@@ -64,7 +64,7 @@ def test_a_flooding_watch_neither_spins_nor_outlasts_the_timeout(
     outcome, lines, elapsed, api = run_story(tmp_path, [in_progress()], behaviour, settings)
     assert "did not serve within" in outcome.message
     assert lines and "DeploymentInProgress, 0/1 replicas ready" in lines[0]
-    assert elapsed < settings.timeout_s + 3
+    assert elapsed < settings.timeout_s + 20  # the deadline held, not hung
     # Rounds stay at least min(poll_s, 1 s) apart: about 8 in 1.5 s, never hundreds.
     assert reads_of_the_endpoint(api.requests) <= settings.timeout_s / 0.2 + 3
     # Each watch read at most WATCH_MAX_BYTES (and a chunk) of events that changed nothing.
@@ -75,13 +75,13 @@ def test_a_flooding_watch_neither_spins_nor_outlasts_the_timeout(
 def test_a_watch_that_never_sends_an_event_still_lets_the_wait_see_the_change(
     tmp_path: Path,
 ) -> None:
-    behaviour = Behaviour(custom=silent_watch(3.0))
+    behaviour = Behaviour(custom=silent_watch(30.0))
     scenes = [in_progress(), serving(0.4)]
-    settings = replace(FAST, poll_s=0.2, timeout_s=5)
+    settings = replace(FAST, poll_s=0.2, timeout_s=60)
     outcome, lines, elapsed, _api = run_story(tmp_path, scenes, behaviour, settings)
     assert outcome.serving, outcome.message
     assert any("DeploymentInProgress" in line for line in lines)
-    assert elapsed < 4
+    assert elapsed < 20  # not held by the 30 s silent watch
 
 
 def test_a_watch_line_without_end_is_not_held_in_memory(tmp_path: Path) -> None:
@@ -100,7 +100,7 @@ def test_a_watch_line_without_end_is_not_held_in_memory(tmp_path: Path) -> None:
     assert "did not serve within" in outcome.message
     watches = sum(1 for r in api.requests if "watch=" in r)
     assert sent.bytes["watch"] <= watches * (3 * MiB + BUFFERS)
-    assert elapsed < settings.timeout_s + 3
+    assert elapsed < settings.timeout_s + 20  # the deadline held, not hung
 
 
 @pytest.mark.parametrize("how", ["event", "status"])
@@ -320,7 +320,7 @@ def test_http_errors_and_broken_bodies_end_in_one_line(
     assert not outcome.serving
     assert said in outcome.message
     assert "\n" not in outcome.message
-    assert elapsed < FAST.timeout_s + 3
+    assert elapsed < FAST.timeout_s + 20  # the deadline held, not hung
 
 
 def test_an_answer_larger_than_the_limit_is_not_read_whole(tmp_path: Path) -> None:

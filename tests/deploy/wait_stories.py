@@ -18,6 +18,10 @@ from mlcc.deploy.waiter import Outcome, WaitSettings, wait_for_endpoints
 
 FAST = WaitSettings(timeout_s=6.0, poll_s=0.05, grace_s=0.15, api_grace_s=0.2)
 PATIENT = replace(FAST, timeout_s=30.0, grace_s=30.0, api_grace_s=30.0)
+# A story that must end at once under PATIENT ends within this: far under its 30 s graces, so
+# it proves no grace was waited out, and far over the second the story takes, so that a machine
+# ten times slower passes it too.
+AT_ONCE_S = 10.0
 TARGET = Target("inference", "hp-dev", s.expectation(), generation=2)
 READY_LOGS = {(d.POD, d.WORKER, False): s.VLLM_EAGLE3_LOG}
 
