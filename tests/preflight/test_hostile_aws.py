@@ -54,7 +54,8 @@ def checked(
     parsed = stack_config(overrides)
     start = time.monotonic()
     outcome: Outcome = part(parsed, deadline_s)
-    assert time.monotonic() - start < deadline_s + 2, "past the deadline"
+    # Room for a machine ten times slower; under the 30 s of the silent services.
+    assert time.monotonic() - start < deadline_s + 15, "past the deadline"
     return outcome
 
 
