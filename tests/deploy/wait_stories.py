@@ -31,12 +31,14 @@ def run_story(
     scenes: list[Scene],
     behaviour: Behaviour | None = None,
     settings: WaitSettings = FAST,
-    request_timeout_s: float = 0.5,
+    request_timeout_s: float = 5.0,
     target: Target = TARGET,
     clock_of: Callable[[FakeKubeApi], Callable[[], float]] | None = None,
 ) -> tuple[Outcome, list[str], float, FakeKubeApi]:
     """One wait on `scenes`; `clock_of(api)`, when given, is the wait's clock (the reads' too)
-    in place of the machine's, so that a story decides its deadline on what the API saw."""
+    in place of the machine's, so that a story decides its deadline on what the API saw.
+    Each read has 5 s by default (the wait's deadline cuts it shorter): the fake shares this
+    process, and a read slowed by a loaded machine is not an API failure."""
     lines: list[str] = []
     with FakeKubeApi(scenes, behaviour) as api:
         kubeconfig = api.kubeconfig(tmp_path / "kubeconfig")
