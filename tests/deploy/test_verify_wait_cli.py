@@ -149,15 +149,16 @@ def test_an_api_server_that_never_answers_ends_verify_within_its_request_timeout
 def test_an_api_server_that_trickles_its_answer_is_given_up_on_too(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Each byte comes well within the read timeout; the answer never completes in time."""
+    """Each byte comes well within the read timeout (25 times over, also on a loaded machine);
+    the answer never completes in time."""
     started = time.monotonic()
     with FakeKubeApi([SERVING], Behaviour(trickle_s=0.02)) as api:
-        assert verify(project, api, "--request-timeout", "0.2") == 1
+        assert verify(project, api, "--request-timeout", "0.5") == 1
     assert time.monotonic() - started < 20  # the whole answer, a byte per 20 ms, takes over 30 s
     (line,) = capsys.readouterr().out.splitlines()
     assert line == (
         "FAIL cluster: cannot read inferenceendpointconfigs/hp-dev in inference: "
-        "no complete answer within 0.4 s"
+        "no complete answer within 1 s"
     )
 
 
