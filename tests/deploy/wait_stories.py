@@ -26,6 +26,21 @@ TARGET = Target("inference", "hp-dev", s.expectation(), generation=2)
 READY_LOGS = {(d.POD, d.WORKER, False): s.VLLM_EAGLE3_LOG}
 
 
+def deadline_at_the_first_watch(timeout_s: float) -> Callable[[FakeKubeApi], Callable[[], float]]:
+    """A `clock_of` that stands still until the wait has read the story and begun its first
+    pause (a watch), then is past the deadline: a story that ends at its deadline decides on
+    what the wait read, not on how fast a loaded machine read it before a short deadline."""
+
+    def clock_of(api: FakeKubeApi) -> Callable[[], float]:
+        def clock() -> float:
+            watches = sum("watch=" in request for request in list(api.requests))
+            return 0.0 if watches < 1 else timeout_s + 1
+
+        return clock
+
+    return clock_of
+
+
 def run_story(
     tmp_path: Path,
     scenes: list[Scene],
