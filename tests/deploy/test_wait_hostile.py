@@ -27,11 +27,14 @@ from hostile_kube import (
     silent_watch,
     stream,
 )
-from wait_stories import FAST, READY_LOGS, run_story
+from wait_stories import FAST, READY_LOGS, deadline_at_the_first_watch, run_story
 
 from mlcc.deploy.cluster import LOG_LIMIT_BYTES, MAX_ANSWER_BYTES, WATCH_MAX_BYTES
 
 SHORT = replace(FAST, timeout_s=1.5)
+# Past the deadline once the wait has read the story: a short deadline that a loaded machine
+# would meet before the first read cannot end a story that must show what it read.
+AT_THE_WATCH = deadline_at_the_first_watch(1.5)
 MiB = 1024 * 1024
 # What the fake counts as sent includes what waits in the loopback sockets' buffers (several MiB
 # each way) when the client stops reading: bounded is "a few MiB beyond the limit", unbounded
@@ -121,11 +124,11 @@ def test_410_gone_on_a_watch_reads_again_at_once(tmp_path: Path, how: str) -> No
         return True
 
     # A long poll: only the 410's re-list can see the change in time.
-    settings = replace(FAST, poll_s=3.0, timeout_s=8.0)
+    settings = replace(FAST, poll_s=30.0, timeout_s=60.0)
     scenes = [in_progress(), serving(0.3)]
     outcome, _, elapsed, _api = run_story(tmp_path, scenes, Behaviour(custom=route), settings)
     assert outcome.serving, outcome.message
-    assert elapsed < 2.9  # not a whole poll: each 410 re-read at once (min(poll_s, 1 s) apart)
+    assert elapsed < 15  # not a whole poll: each 410 re-read at once (min(poll_s, 1 s) apart)
 
 
 # --- the status -----------------------------------------------------------------------------
@@ -158,7 +161,9 @@ def test_a_status_of_the_wrong_types_is_unknown_and_waited_on(
     tmp_path: Path, endpoint: dict[str, Any], unknown: str
 ) -> None:
     scene = Scene(0, endpoint, [d.pod(ready=True)], logs=READY_LOGS)
-    outcome, lines, _, _ = run_story(tmp_path, [scene], settings=replace(SHORT, timeout_s=0.6))
+    outcome, lines, _, _ = run_story(
+        tmp_path, [scene], settings=replace(SHORT, timeout_s=0.6), clock_of=AT_THE_WATCH
+    )
     assert not outcome.serving
     assert "did not serve within" in outcome.message
     assert unknown in "\n".join(lines) + outcome.message
@@ -168,7 +173,9 @@ def test_spec_replicas_of_the_wrong_type_is_no_figure(tmp_path: Path) -> None:
     found = d.endpoint("DeploymentInProgress")
     found["spec"]["replicas"] = "3"
     scene = Scene(0, found, [d.pod(ready=True)], logs=READY_LOGS)
-    outcome, lines, _, _ = run_story(tmp_path, [scene], settings=replace(SHORT, timeout_s=0.6))
+    outcome, lines, _, _ = run_story(
+        tmp_path, [scene], settings=replace(SHORT, timeout_s=0.6), clock_of=AT_THE_WATCH
+    )
     assert "1/? replicas ready" in lines[0]
     assert "spec.replicas: str ('3'), not a whole number from 0 to 2147483647" in lines[0]
     assert "/1 replicas" not in outcome.message
@@ -188,7 +195,9 @@ def test_pods_of_the_wrong_types_give_no_false_restarts_or_exit_codes(tmp_path: 
 @pytest.mark.parametrize("state", ["InService", "deploymentcomplete", "DeploymentComplete "])
 def test_a_state_no_source_lists_is_shown_and_waited_on(tmp_path: Path, state: str) -> None:
     scene = Scene(0, d.endpoint(state), [d.pod(ready=True)], logs=READY_LOGS)
-    outcome, _, _, _ = run_story(tmp_path, [scene], settings=replace(SHORT, timeout_s=0.5))
+    outcome, _, _, _ = run_story(
+        tmp_path, [scene], settings=replace(SHORT, timeout_s=0.5), clock_of=AT_THE_WATCH
+    )
     assert not outcome.serving
     assert "a state no source lists" in outcome.message
 
@@ -369,7 +378,12 @@ def test_a_deadline_before_the_api_grace_says_what_the_api_did(
         return lambda: 0.0 if len(api.requests) < 3 else settings.timeout_s + 1
 
     outcome, _, _, _ = run_story(
-        tmp_path, [serving()], Behaviour(answer=answer), settings, clock_of=clock_of
+        tmp_path,
+        [serving()],
+        Behaviour(answer=answer),
+        settings,
+        request_timeout_s=0.5,  # the hanging reads' own timeout; the clock decides the deadline
+        clock_of=clock_of,
     )
     assert not outcome.serving
     assert "did not serve within" in outcome.message
