@@ -184,7 +184,10 @@ def wait_for_endpoint(
             snapshot = observe(cluster, target, seen)
             failing_since, failing = None, None
         except ApiError as error:
-            if not isinstance(error, TimeRanOut):  # the API's own failure says more
+            # The API's own failure says more than the wait's time running out; a read the
+            # deadline cut short (its timeout was what was left) says less than an earlier one.
+            cut_short = failing is not None and clock() >= deadline
+            if not isinstance(error, TimeRanOut) and not cut_short:
                 failing = error
             if error.permanent:
                 advice = _PERMANENT_ADVICE.get(error.status or 0, "")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from bench_fake_engine import EngineBehaviour, FakeEngine
-from test_bench_cli import bench, close, load
+from test_bench_cli import SLACK_MS, TOLERANCE, bench, load
 
 from mlcc.bench import cost
 from mlcc.preflight.cost import prices
@@ -42,10 +42,13 @@ def test_dollars_per_million_tokens_and_the_saving_against_the_twin(
         assert bench(engine, tmp_path / "new", *args) == 0
     new_truth = engine.timings
     base, new = load(tmp_path / "base"), load(tmp_path / "new")
-    # the throughputs the figures divide by are the fakes' own
+    # The throughputs the figures divide by are the fakes' own: the run's span is the fake's,
+    # give or take the client's own time around it (SLACK_MS on a loaded machine), which is a
+    # large share of the fast run's fifth of a second.
     for run, truth in ((base, base_truth), (new, new_truth)):
         span = max(t.token_times[-1] for t in truth) - min(t.received for t in truth)
-        assert close(run["output_tokens_per_s"], run["output_tokens"] / span)
+        measured = run["output_tokens"] / run["output_tokens_per_s"]
+        assert abs(measured - span) <= TOLERANCE * span + SLACK_MS / 1000, (measured, span)
     own = per_million(price, new["output_tokens_per_s"])
     other = per_million(price, base["output_tokens_per_s"])
     ratio = Decimal(str(new["output_tokens_per_s"])) / Decimal(str(base["output_tokens_per_s"]))

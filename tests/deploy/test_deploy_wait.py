@@ -17,7 +17,7 @@ import deploy_samples as d
 import pytest
 import verify_samples as s
 from fake_kube_api import Behaviour, FakeKubeApi, Scene
-from wait_stories import FAST, PATIENT, READY_LOGS, TARGET, run_story
+from wait_stories import AT_ONCE_S, FAST, PATIENT, READY_LOGS, TARGET, run_story
 
 from mlcc.deploy.cluster import Cluster
 from mlcc.deploy.kubeconfig import api_client
@@ -44,7 +44,7 @@ def test_a_slow_deploy_is_waited_for_with_progress_until_it_serves(tmp_path: Pat
     assert any(
         "DeploymentInProgress, 0/1 replicas ready; last event: Pulling: " in x for x in lines
     )
-    assert 1.0 <= elapsed < 4.5
+    assert elapsed >= 1.0  # serving proves it ended before the timeout
 
 
 def test_a_status_of_the_previous_generation_is_not_taken_for_the_new_one(tmp_path: Path) -> None:
@@ -70,7 +70,7 @@ def test_deployment_failed_fails_at_once_with_the_operators_message(tmp_path: Pa
     )
     assert said in outcome.message
     assert outcome.message.endswith("fix the cause and run `pulumi up` again")
-    assert elapsed < 1.5
+    assert elapsed < AT_ONCE_S
 
 
 def test_a_crash_loop_fails_with_the_wrappers_refusal_and_what_to_change(tmp_path: Path) -> None:
@@ -95,7 +95,7 @@ def test_a_crash_loop_fails_with_the_wrappers_refusal_and_what_to_change(tmp_pat
     assert f"engine log: {refusal}" in outcome.message
     assert "fix what the engine log names (hp:engineArgs" in outcome.message
     assert "\n" not in outcome.message
-    assert 0.1 + FAST.grace_s <= elapsed < 2.5
+    assert elapsed >= 0.1 + FAST.grace_s  # the message, not the timeout's, ended it
 
 
 def test_a_crash_loop_is_one_sign_while_the_restarted_engine_runs_between_back_offs(
@@ -107,18 +107,19 @@ def test_a_crash_loop_is_one_sign_while_the_restarted_engine_runs_between_back_o
         waiting=("CrashLoopBackOff", "back-off 10s"), terminated=d.crashed(1), restarts=1
     )
     retrying = d.pod(terminated=d.crashed(1), restarts=1)
-    # Each scene lasts less than the grace: a grace reset by a retry would never run out.
+    # Each scene lasts less than the grace, and they alternate until past the timeout: a grace
+    # reset by a retry would never run out, and the wait would end at the timeout instead.
     settings = replace(FAST, grace_s=0.3)
+    pods = [backoff, retrying]
     scenes = [
-        Scene(0, d.endpoint("DeploymentInProgress"), [backoff], logs=logs),
-        Scene(0.1, d.endpoint("DeploymentInProgress"), [retrying], logs=logs),
-        Scene(0.2, d.endpoint("DeploymentInProgress"), [backoff], logs=logs),
-        Scene(0.3, d.endpoint("DeploymentInProgress"), [retrying], logs=logs),
+        Scene(i * 0.1, d.endpoint("DeploymentInProgress"), [pods[i % 2]], logs=logs)
+        for i in range(int(settings.timeout_s / 0.1) + 10)
     ]
     outcome, _, elapsed, _ = run_story(tmp_path, scenes, settings=settings)
+    assert "did not serve within" not in outcome.message
     assert "container model is in CrashLoopBackOff (exit code 1" in outcome.message
     assert "ValueError: To serve at least one request" in outcome.message
-    assert settings.grace_s <= elapsed < settings.grace_s + 0.8
+    assert elapsed >= settings.grace_s
 
 
 def test_a_vllm_value_error_is_quoted_from_the_crashed_run(tmp_path: Path) -> None:
@@ -154,7 +155,7 @@ def test_an_image_that_cannot_be_pulled_fails_with_the_kubelets_message(tmp_path
     assert "container model is in ImagePullBackOff" in outcome.message
     assert "ErrImagePull: not found" in outcome.message
     assert "check hp:image" in outcome.message
-    assert FAST.grace_s <= elapsed < 2
+    assert elapsed >= FAST.grace_s  # the message, not the timeout's, ended it
 
 
 def test_oom_killed_fails_at_once(tmp_path: Path) -> None:
@@ -164,7 +165,7 @@ def test_oom_killed_fails_at_once(tmp_path: Path) -> None:
     outcome, _, elapsed, _ = run_story(tmp_path, scenes, settings=PATIENT)
     assert f"pod {d.POD}: container model was OOMKilled" in outcome.message
     assert "larger hp:instanceType" in outcome.message
-    assert elapsed < 1.5
+    assert elapsed < AT_ONCE_S
 
 
 def test_a_pod_no_node_can_take_fails_with_the_schedulers_words(tmp_path: Path) -> None:
@@ -230,10 +231,10 @@ def test_a_deploy_that_never_completes_fails_at_the_timeout_with_the_state_reach
 
 def test_the_watch_ends_a_pause_as_soon_as_the_endpoint_changes(tmp_path: Path) -> None:
     scenes = [Scene(0, d.endpoint("DeploymentInProgress"), [d.pod()]), serving_scene(0.15)]
-    slow_polls = replace(FAST, timeout_s=10.0, poll_s=4.0)
+    slow_polls = replace(FAST, timeout_s=120.0, poll_s=60.0)
     outcome, _, elapsed, api = run_story(tmp_path, scenes, settings=slow_polls)
     assert outcome.serving
-    assert elapsed < 2  # not the 4 s poll: the MODIFIED event woke the loop
+    assert elapsed < 30  # not the 60 s poll: the MODIFIED event woke the loop
     assert any("watch=" in r and "resourceVersion=100" in r for r in api.requests)
 
 
@@ -255,14 +256,14 @@ def test_rejected_credentials_fail_at_once_naming_what_to_fix(tmp_path: Path) ->
         "in inference: 401 Unauthorized"
     )
     assert "aws eks update-kubeconfig" in outcome.message
-    assert elapsed < 1
+    assert elapsed < AT_ONCE_S
 
 
 def test_an_api_that_keeps_failing_ends_the_wait_with_its_answer(tmp_path: Path) -> None:
     outcome, _, elapsed, _ = run_story(tmp_path, [serving_scene(0)], Behaviour(answer="500"))
     assert "the Kubernetes API kept failing" in outcome.message
     assert "500 Internal Server Error: etcdserver: leader changed" in outcome.message
-    assert FAST.api_grace_s <= elapsed < 2
+    assert elapsed >= FAST.api_grace_s  # the message, not the timeout's, ended it
 
 
 def test_an_api_that_never_answers_ends_the_wait_within_the_request_timeouts(
@@ -273,7 +274,7 @@ def test_an_api_that_never_answers_ends_the_wait_within_the_request_timeouts(
     )
     assert "the Kubernetes API kept failing" in outcome.message
     assert "no answer within 0.2 s" in outcome.message
-    assert elapsed < 3
+    assert elapsed < 20  # the fake holds each request 30 s: the client's timeouts ended it
 
 
 def test_several_endpoints_fail_fast_on_the_first_failure(tmp_path: Path) -> None:
@@ -283,7 +284,7 @@ def test_several_endpoints_fail_fast_on_the_first_failure(tmp_path: Path) -> Non
         cluster = Cluster(api_client(str(api.kubeconfig(tmp_path / "kc"))), request_timeout_s=0.5)
         started = time.monotonic()
         outcomes = wait_for_endpoints(cluster, [TARGET, other], PATIENT, lambda *_: None)
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < AT_ONCE_S
     lines = failures(outcomes)
     assert len(lines) == 2  # hp-dev failed; `other` does not exist at all
     assert "quota exceeded" in lines[0]

@@ -28,7 +28,9 @@ from mlcc.deploy.waiter import WaitSettings, wait_for_endpoints
 SERVING = Scene(0, d.endpoint("DeploymentComplete"))
 DEADLINE_S = 0.5  # for the plugins that hang
 ANSWER_S = 20.0  # for those that answer (a Python start on a loaded machine)
-ON_TIME_S = DEADLINE_S + 3.0  # the deadline, the process group's kill, a loaded machine
+# The deadline, the process group's kill, a machine ten times slower; far under the 60 s the
+# hanging plugins sleep, so that ending within it proves they were stopped.
+ON_TIME_S = DEADLINE_S + 20.0
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -110,8 +112,8 @@ def test_a_child_that_keeps_stdout_open_does_not_hold_the_answer(tmp_path: Path)
     )
     path = kubeconfig(tmp_path / "kc", user=exec_user(script))
     started = time.monotonic()
-    client = api_client(str(path), exec_timeout_s=10.0)
-    assert time.monotonic() - started < 3.0
+    client = api_client(str(path), exec_timeout_s=60.0)
+    assert time.monotonic() - started < ANSWER_S  # long before the 60 s deadline
     assert client.configuration.api_key["BearerToken"] == "Bearer from-the-plugin"
     assert len(pids(tmp_path)) == 1 and gone(pids(tmp_path)[0])
 

@@ -142,11 +142,11 @@ CASES = {
         f"the answer is larger than {MAX_ANSWER_BYTES // 1024} KiB (fake)",
     ),
     "an answer that never comes": (
-        hostile("accepted", lambda at: Answer(b"{}", delay_s=5.0)),
+        hostile("accepted", lambda at: Answer(b"{}", delay_s=60.0)),
         f"no answer within {TIMEOUT_S:g} s (fake)",
     ),
     "an answer that drips": (
-        hostile("accepted", lambda at: Answer(b" " * 1000 + b"{}", drip_s=0.01)),
+        hostile("accepted", lambda at: Answer(b" " * 1000 + b"{}", drip_s=0.05)),
         f"no answer within {TIMEOUT_S:g} s (fake)",
     ),
 }
@@ -159,7 +159,9 @@ def test_each_hostile_answer_is_one_line_saying_what_could_not_be_checked(
     script, reason = CASES[case]
     started = time.monotonic()
     line = ask(script)
-    assert time.monotonic() - started < 4 * TIMEOUT_S + 2  # no hang: each query has a deadline
+    # No hang: each query has a deadline. Room for a slow machine, under the hostile answers'
+    # 50 s and more.
+    assert time.monotonic() - started < 4 * TIMEOUT_S + 20
     assert line.startswith(PREFIX), line
     assert line.endswith(reason) or reason in line, line
     assert "\n" not in line and "%" not in line  # no figure printed from a bad answer

@@ -306,7 +306,7 @@ def test_a_silent_service_costs_the_deadline_and_is_unchecked(aws: LocalAWS) -> 
     aws.on("DescribeCluster", lambda r: replace(answer(r), delay_s=30), "sagemaker")
     started = time.monotonic()
     outcome = account.check_account(stack_config("existing"), 0.5)
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 15  # the deadline, not the service's 30 s
     assert [u.key for u in outcome.unchecked] == ["hp:clusterName"]
     assert "no answer" in outcome.unchecked[0].why
 

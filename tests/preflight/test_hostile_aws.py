@@ -54,7 +54,8 @@ def checked(
     parsed = stack_config(overrides)
     start = time.monotonic()
     outcome: Outcome = part(parsed, deadline_s)
-    assert time.monotonic() - start < deadline_s + 2, "past the deadline"
+    # Room for a machine ten times slower; under the 30 s of the silent services.
+    assert time.monotonic() - start < deadline_s + 15, "past the deadline"
     return outcome
 
 
@@ -104,8 +105,10 @@ def test_throttling_still_going_at_the_deadline_says_so(aws: LocalAWS) -> None:
         return error("ThrottlingException", "Rate exceeded", 400)
 
     aws.on("DescribeAddonVersions", throttled, "eks")
-    (line,) = not_checked(checked(deadline_s=1.0))
-    assert "no answer within 1 s (by then: attempt " in line
+    # The first answer comes a second before the deadline, also on a slow machine; the three
+    # attempts (1.8 s at least) cannot all end before it.
+    (line,) = not_checked(checked(deadline_s=1.6))
+    assert "no answer within 2 s (by then: attempt " in line
     assert "answered ThrottlingException)" in line
 
 

@@ -58,7 +58,8 @@ def fetched(answers: dict[tuple[str, str], HubAnswer], model: str = LLAMA) -> Fe
 def timed(call: Callable[[], FetchResult]) -> FetchResult:
     start = time.monotonic()
     result = call()
-    assert time.monotonic() - start < DEADLINE_S + 2, "past the deadline"
+    # Room for a machine ten times slower; under the 30 s of the slow answers.
+    assert time.monotonic() - start < DEADLINE_S + 15, "past the deadline"
     return result
 
 

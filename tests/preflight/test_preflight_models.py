@@ -237,11 +237,12 @@ def test_a_slow_or_silent_hub_costs_the_deadline_and_says_what_was_not_checked(
         started = time.monotonic()
         outcome = check(hub, monkeypatch, seconds=0.3, **eagle3())
         elapsed = time.monotonic() - started
-    # Not the library's 60 s retry, nor the 2 s more that preflight waits for a stuck fetch.
-    assert elapsed < 2
+    assert elapsed < 20  # not the library's 60 s retry, nor the hub's 30 s
     assert outcome.errors == ()
     (model, *_rest) = outcome.unchecked
     assert model.key == "hp:model" and "did not answer" in model.why
+    # The transport stopped the fetch at the deadline: preflight did not give up on a stuck one.
+    assert "the Hub did not answer within" not in model.why, model.why
     auto_errors, auto_warnings = settle(outcome, Mode.AUTO)
     assert auto_errors == [] and str(auto_warnings[0]).startswith(
         "hp:model: not checked: the target's fit"
