@@ -493,6 +493,20 @@ def _exclusive(parser: argparse.ArgumentParser) -> list[str]:
     ]
 
 
+def _commands(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], prefix: str = ""
+) -> list[tuple[str, argparse.ArgumentParser, str]]:
+    """(name, parser, summary) of every command, a command's steps (`draft dataset`) after it."""
+    summaries = {choice.dest: choice.help or "" for choice in commands._choices_actions}
+    found = []
+    for name, sub in commands.choices.items():
+        found.append((prefix + name, sub, summaries.get(name, "")))
+        steps = [a for a in sub._actions if isinstance(a, argparse._SubParsersAction)]
+        for step in steps:
+            found.extend(_commands(step, f"{prefix}{name} "))
+    return found
+
+
 def cli_page() -> str:
     parser = build_parser()
     commands = _subparsers(parser)
@@ -510,10 +524,10 @@ def cli_page() -> str:
             ],
         ),
     ]
-    for name, sub in commands.choices.items():
+    for name, sub, summary in _commands(commands):
         out.append(f"## `mlcc {name}`\n")
-        if summaries.get(name):
-            out.append(text(summaries[name][0].upper() + summaries[name][1:]) + ".\n")
+        if summary:
+            out.append(text(summary[0].upper() + summary[1:]) + ".\n")
         description = sub.description or ""
         if isinstance(sub.formatter_class, type) and issubclass(
             sub.formatter_class, argparse.RawDescriptionHelpFormatter

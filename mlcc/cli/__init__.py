@@ -24,6 +24,7 @@ SUBCOMMAND_MODULES = {
     "verify": "mlcc.cli.verify.command",
     "optimize": "mlcc.cli.optimize.command",
     "bench": "mlcc.cli.bench.sweep",  # mlcc.cli.bench.command's parser, with the sweep's flags
+    "draft": "mlcc.cli.draft.command",
 }
 
 

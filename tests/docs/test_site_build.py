@@ -28,6 +28,7 @@ NAV_ORDER = [
     "speculative-schedule.md",
     "observability.md",
     "optimize.md",
+    "draft.md",
     "verify.md",
     "troubleshooting.md",
     "reference/configuration.md",
