@@ -24,11 +24,12 @@ plan: $(BIN)/mlcc
 
 # The manual: MkDocs (Material) over docs/, mkdocs.yml. Strict: a broken link or anchor, or a
 # page missing from the nav, fails the build. The site is build/site.
+# (Material 9.7+ prints a notice about MkDocs 2.0 at every build; the pinned MkDocs is 1.6.1.)
 docs: $(BIN)/mlcc
-	$(BIN)/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 docs-serve: $(BIN)/mlcc
-	$(BIN)/mkdocs serve -a 127.0.0.1:8000
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve -a 127.0.0.1:8000
 
 # Pulumi.yaml's config block is generated from the key table in mlcc/config/schema.py.
 schema: $(BIN)/mlcc
