@@ -20,8 +20,10 @@ from mlcc.cli.draft import dataset as draft_dataset
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run(tmp_path: Path, *extra: str, source: Path | None = None) -> tuple[int, Path]:
-    out = tmp_path / "out"
+def run(
+    tmp_path: Path, *extra: str, source: Path | None = None, into: str = "out"
+) -> tuple[int, Path]:
+    out = tmp_path / into
     code = main(
         [
             "draft",
@@ -121,41 +123,13 @@ def test_the_split_is_deterministic_and_near_its_fraction(tmp_path: Path) -> Non
         (first / "train.jsonl").read_text(),
         (first / "validation.jsonl").read_text(),
     )
-    again = tmp_path / "again"
-    main(
-        [
-            "draft",
-            "dataset",
-            "--input",
-            str(tmp_path / "in"),
-            "--output",
-            str(again),
-            "--seed",
-            "7",
-            "--validation-fraction",
-            "0.1",
-        ]
-    )
+    _, again = run(tmp_path, "--validation-fraction", "0.1", "--seed", "7", into="again")
     assert (again / "train.jsonl").read_text() == train
     assert (again / "validation.jsonl").read_text() == validation
     count = len(validation.splitlines())
     assert 150 < count < 250
     assert count + len(train.splitlines()) == 2000
-    other = tmp_path / "other"
-    main(
-        [
-            "draft",
-            "dataset",
-            "--input",
-            str(tmp_path / "in"),
-            "--output",
-            str(other),
-            "--seed",
-            "8",
-            "--validation-fraction",
-            "0.1",
-        ]
-    )
+    _, other = run(tmp_path, "--validation-fraction", "0.1", "--seed", "8", into="other")
     assert (other / "validation.jsonl").read_text() != validation
 
 
