@@ -88,15 +88,16 @@ def _existing(config: StackConfig, cluster: ExistingCluster) -> Platform:
 
 def _kubernetes_only(config: StackConfig, cluster: KubeconfigCluster) -> Platform:
     """Only Kubernetes objects: hp:image (required here) serves every endpoint."""
-    path = str(Path(cluster.kubeconfig).expanduser())
     if PROGRAM.enabled:  # not under `mlcc plan`'s mocks, which read no file of the user's
-        _check_kubeconfig(path, cluster.context)
+        _check_kubeconfig(cluster.kubeconfig, cluster.context)
     images = build_images(config)
-    # The provider expands `~` itself: the stack's state holds the path as the stack gives it.
+    # As the stack gives it, for the provider and the deploy wait: both expand `~` themselves
+    # (the deploy wait through mlcc/deploy/kubeconfig/sources.py), and the state is the same on
+    # every machine.
     access = KubeconfigAccess(
         "kubeconfig-cluster", KubeconfigAccessArgs(cluster.kubeconfig, cluster.context)
     )
-    kubeconfig = pulumi.Output.from_input(path)
+    kubeconfig = pulumi.Output.from_input(cluster.kubeconfig)
     return Platform(
         images, access.provider, kubeconfig, cluster.context, outputs=_image_outputs(images)
     )

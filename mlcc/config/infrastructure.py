@@ -100,6 +100,11 @@ class InfrastructureConfig:
     def tag_map(self) -> dict[str, str]:
         return dict(self.tags)
 
+    @property
+    def calls_no_aws(self) -> bool:
+        """Kubernetes-only mode: nothing is created in AWS, and no AWS API is called."""
+        return isinstance(self.cluster, KubeconfigCluster)
+
 
 def parse(
     reader: Reader, *, stack: str, region: str, demand: Sequence[tuple[str, int]]

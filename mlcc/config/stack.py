@@ -27,7 +27,6 @@ from mlcc.config.endpoints import (
     parse_endpoints,
 )
 from mlcc.config.infrastructure import InfrastructureConfig, NewCluster
-from mlcc.config.kubernetes_only import KubeconfigCluster
 from mlcc.config.observability import ObservabilitySettings, parse_observability
 from mlcc.config.optimize import OptimizeSettings, parse_optimize_settings
 from mlcc.config.reader import Reader
@@ -146,7 +145,7 @@ def parse(
         observability=_observability(reader, endpoints),
     )
     _warn_unused_stack_keys(reader, config)
-    if isinstance(infra.cluster, KubeconfigCluster):
+    if infra.calls_no_aws:
         kubernetes_only.check_stack(reader, _wanted(config))
     errors = reader.problems.unique_errors()
     if errors or not endpoints:
@@ -216,7 +215,7 @@ def _check_native_region(
     """The aws-native provider (the HyperPod cluster) does not read aws:region, only its own
     key or AWS_REGION."""
     native = (reader.values.get(NATIVE_REGION_KEY) or environment_region).strip()
-    if isinstance(infra.cluster, KubeconfigCluster):
+    if infra.calls_no_aws:
         return  # no AWS provider is used
     if native and native != region:
         message = f"is {native!r} but aws:region is {region!r}; set both to the same region"

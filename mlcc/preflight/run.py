@@ -12,7 +12,6 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from mlcc.config.kubernetes_only import KubeconfigCluster
 from mlcc.config.refusal import refuse
 from mlcc.config.stack import StackConfig
 from mlcc.preflight.account.facts import GpuMemory
@@ -38,7 +37,7 @@ def models_part(config: StackConfig, deadline_seconds: float) -> Outcome:
     from mlcc.preflight.account.part import gpu_memory
 
     def gpus(instance_type: str) -> GpuSpec | None:
-        if calls_no_aws(config):
+        if config.infrastructure.calls_no_aws:
             return gpu_spec(instance_type)
         measured = gpu_memory(config, deadline_seconds).get(instance_type)
         return measured_spec(gpu_spec(instance_type), measured)
@@ -84,10 +83,6 @@ PARTS: list[Part] = [models_part, account_part, network_part, pricing_part, imag
 # Kubernetes-only mode creates nothing in AWS and calls no AWS API: no account, quota or price
 # to check, no ECR image's labels to read, and each GPU's memory comes from the table, not EC2.
 AWS_FREE_PARTS: list[Part] = [models_part]
-
-
-def calls_no_aws(config: StackConfig) -> bool:
-    return isinstance(config.infrastructure.cluster, KubeconfigCluster)
 
 
 @dataclass
@@ -140,7 +135,13 @@ def deadline_seconds() -> float:
 
 def run_parts(config: StackConfig, seconds: float, parts: list[Part] | None = None) -> Outcome:
     """Every part at once; a part that fails or overruns becomes one unchecked line."""
-    chosen = parts if parts is not None else AWS_FREE_PARTS if calls_no_aws(config) else PARTS
+    chosen = (
+        parts
+        if parts is not None
+        else AWS_FREE_PARTS
+        if config.infrastructure.calls_no_aws
+        else PARTS
+    )
     outcomes: dict[int, Outcome] = {}
     failures: dict[int, str] = {}
 
@@ -174,7 +175,7 @@ def image_lines(config: StackConfig) -> Outcome:
     read: another registry's than ECR, or any in Kubernetes-only mode (no AWS API)."""
     from mlcc.preflight.image.part import unread_lines
 
-    return unread_lines(config, calls_no_aws(config))
+    return unread_lines(config, config.infrastructure.calls_no_aws)
 
 
 def preflight(config: StackConfig) -> tuple[list[Problem], list[Problem], Outcome]:

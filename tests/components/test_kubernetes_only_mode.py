@@ -141,7 +141,7 @@ def test_no_region_is_needed() -> None:
     parsed = config.parse(values(), stack="lab").config
     assert parsed.infrastructure.cluster == KubeconfigCluster("/tmp/kubeconfig", "lab")
     assert parsed.region == ""
-    assert preflight_run.calls_no_aws(parsed)
+    assert parsed.infrastructure.calls_no_aws
 
 
 def test_a_region_that_is_set_must_still_be_one() -> None:

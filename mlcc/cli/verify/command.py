@@ -103,7 +103,7 @@ def run(args: argparse.Namespace, wait_timings: WaitSettings | None = None) -> i
         plugin_s = min(EXEC_PLUGIN_TIMEOUT_S, (args.timeout or 1e9) * 60) if args.wait else None
         cluster = kube_cluster(kubeconfig, context, args.request_timeout, plugin_s)
     except Exception as error:  # the client's ConfigException and file errors alike
-        aws_free = isinstance(config.infrastructure.cluster, KubeconfigCluster)
+        aws_free = config.infrastructure.calls_no_aws
         line = kube_access_error(kubeconfig, config.stack, region, error, aws_free)
         print(printable(line), file=sys.stderr)
         return EXIT_FAILED
@@ -174,8 +174,8 @@ def stack_kubeconfig(
     cluster = config.infrastructure.cluster
     if args.kubeconfig or not isinstance(cluster, KubeconfigCluster):
         return args.kubeconfig, args.context
-    path = str(Path(cluster.kubeconfig).expanduser())
-    return path, args.context or cluster.context or None
+    # As given: the client's loader expands `~` (mlcc/deploy/kubeconfig/sources.py).
+    return cluster.kubeconfig, args.context or cluster.context or None
 
 
 def kube_access_error(
