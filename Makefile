@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STACK ?= dev
 
-.PHONY: plan test lint typecheck schema prometheus e2e e2e-build docs docs-serve docs-reference docs-check chromium docs-figures
+.PHONY: plan test lint typecheck schema prometheus e2e e2e-build draft-proof draft-proof-env docs docs-serve docs-reference docs-check chromium docs-figures
 
 # First run only (again when pyproject.toml changes): say what takes minutes, and let pip show
 # each package as it downloads and installs instead of staying silent.
@@ -74,6 +74,20 @@ e2e-build:
 e2e: $(BIN)/mlcc e2e-build
 	$(BIN)/python -m pytest -n 0 -m e2e tests/e2e
 
+# The offline proof that a trained draft is real (docs/draft-proof.md): a tiny target made
+# locally, speculators 0.9.0's dry run and a few training steps on the CPU, the program's
+# preflight, the serve wrapper and vLLM 0.34.0's own config validation. Its interpreter (torch,
+# speculators, vLLM: about 7 GB) is created by scripts/draft_proof_env.sh in
+# $${MLCC_DRAFT_PROOF_CACHE:-~/.cache/mlcc-draft-proof} from tests/draft_proof/requirements.txt;
+# later runs reuse it. `make test` does not run it.
+DRAFT_PROOF_CACHE := $(or $(MLCC_DRAFT_PROOF_CACHE),$(HOME)/.cache/mlcc-draft-proof)
+draft-proof-env:
+	bash scripts/draft_proof_env.sh
+
+draft-proof: $(BIN)/mlcc draft-proof-env
+	MLCC_DRAFT_PROOF_PYTHON=$(DRAFT_PROOF_CACHE)/venv/bin/python \
+	  $(BIN)/python -m pytest -n 0 -m draft_proof tests/draft_proof
+
 # docs/reference/ (configuration, CLI, engine releases) is generated from the code; the test
 # tests/docs/test_references.py fails when a page is stale.
 docs-reference: $(BIN)/mlcc
@@ -96,6 +110,6 @@ chromium:
 	fi
 
 # docs/figures/: the bench and sweep figures of the real `mlcc bench --plot` against the fake
-# engines (tests/bench), and the dev stack's cost headline of `mlcc plan` (about half a minute).
+# engines (tests/bench), and the dev stack's cost headline of `mlcc plan` (under a minute).
 docs-figures: $(BIN)/mlcc
 	$(BIN)/python scripts/docs_figures.py

@@ -3,7 +3,9 @@
 import pulumi
 
 from mlcc.bench.client.access import port_forward_commands
+from mlcc.components import draft_training
 from mlcc.components import program as deployment
+from mlcc.components.draft_reader import DraftReader, DraftReaderArgs
 from mlcc.components.endpoint import InferenceEndpoint, InferenceEndpointArgs
 from mlcc.components.namespace import EndpointNamespace, EndpointNamespaceArgs
 from mlcc.components.observability import Observability, ObservabilityArgs
@@ -11,7 +13,7 @@ from mlcc.components.readiness import EndpointsReadiness, EndpointsReadinessArgs
 from mlcc.components.recommendation_job import recommendation_job, speculative_for_endpoint
 from mlcc.config import stack as config
 from mlcc.deploy.waiter import WaitSettings
-from mlcc.manifest import workload
+from mlcc.manifest import draft_copy, workload
 from mlcc.observability.delivery import delivery
 from mlcc.preflight.cost.budget import check_budget
 from mlcc.preflight.run import check_before_deploy
@@ -21,7 +23,11 @@ stack_config = config.from_pulumi().config
 check_before_deploy(stack_config)
 # What it costs, and hp:budget's refusal when over it (docs/cost.md).
 check_budget(stack_config)
+# hp:draftTraining's job against the schema derived from AWS's model (docs/draft-training.md).
+draft_training.check_before_deploy(stack_config)
 platform = deployment.build(stack_config)
+# hp:capture: the bucket the endpoints' traffic is captured into (docs/draft.md, "Capture").
+captured = deployment.capture(stack_config, platform)
 k8s = pulumi.ResourceOptions(providers=[platform.k8s_provider])
 namespace = EndpointNamespace(
     "namespace",
@@ -30,6 +36,24 @@ namespace = EndpointNamespace(
     ),
     opts=k8s,
 )
+# The identity that copies s3:// drafts into the pods (create mode; docs/draft-serving.md).
+draft_reads: list[pulumi.Resource] = []
+if platform.oidc is not None and (heads := draft_copy.heads(stack_config)):
+    draft_reads = DraftReader(
+        "draft-reader",
+        DraftReaderArgs(
+            stack_config.namespace,
+            heads,
+            *platform.oidc,
+            tags=stack_config.infrastructure.tag_map,
+            depends_on=namespace.resources,
+        ),
+        k8s,
+    ).resources
+# hp:draftTraining: an EAGLE-3 head trained on the cluster (docs/draft-training.md).
+training = draft_training.declare(stack_config, platform, namespace.resources, k8s)
+if training is not None and training.policy_arn is not None:
+    pulumi.export("draftTrainingPolicyArn", training.policy_arn)
 # hp:observability: the speculation alert rules and dashboard (docs/observability.md).
 observed = delivery(stack_config)
 if observed.prometheus_rule or observed.dashboard_config_map or observed.amp:
@@ -66,7 +90,13 @@ for endpoint in stack_config.endpoints:
             workload=workload.from_endpoint(stack_config, endpoint),
             image=platform.images[endpoint.engine_release].ref,
             speculative=wiring.spec,
-            depends_on=[*platform.endpoint_depends_on, *namespace.resources],
+            depends_on=[
+                *platform.endpoint_depends_on,
+                *namespace.resources,
+                *captured.depends_on,
+                *draft_reads,
+            ],
+            capture_uri=captured.uris.get(endpoint.name),
         ),
         opts=k8s,
     )

@@ -8,11 +8,13 @@ writes into docs/figures/:
   (a speculative one, with a non-speculative one as `--baseline`);
 - sweep.png: `mlcc bench --concurrency 1,4,16 --plot` against two fakes of
   tests/bench/bench_load_engine.py (the endpoint and its baseline twin);
+- sweep-candidate.png: the same sweep with `--candidate-url` against a third fake whose draft
+  head accepts more (docs/draft-promotion.md);
 - cost-headline.txt: the `cost ...` block of `mlcc plan --stack dev`.
 
 The fakes run on 127.0.0.1 in this process; each `mlcc` runs as its own process, the way a
 person runs it. The figures are measured against the project's fake engine, not a GPU: the
-pages say so. About half a minute.
+pages say so. Under a minute.
 """
 
 from __future__ import annotations
@@ -32,8 +34,9 @@ REPO = Path(__file__).resolve().parent.parent
 FIGURES = REPO / "docs" / "figures"
 BENCH_PNG = "bench-latency.png"
 SWEEP_PNG = "sweep.png"
+CANDIDATE_PNG = "sweep-candidate.png"
 COST_TXT = "cost-headline.txt"
-OUTPUTS = (BENCH_PNG, SWEEP_PNG, COST_TXT)
+OUTPUTS = (BENCH_PNG, SWEEP_PNG, CANDIDATE_PNG, COST_TXT)
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 # `mlcc` as a person runs it, with this checkout's mlcc first on the path.
 MLCC = ("-c", "import sys; from mlcc.cli import entry; sys.argv[0] = 'mlcc'; entry()")
@@ -109,6 +112,32 @@ def sweep_figure(work: Path) -> Path:
     return work / "sweep" / "sweep.png"
 
 
+def candidate_figure(work: Path) -> Path:
+    """`mlcc bench --concurrency 1,4,16 --candidate-url ... --plot`: three batched fakes, the
+    current head, a candidate head accepting more at the same step time, and their twin
+    (tests/bench/test_promotion_cli.py's CURRENT and BETTER, with a cheaper draft)."""
+    load = fakes("bench_load_engine")
+    # A cheaper draft than the tests' (draft_s): speculation pays at low concurrency, as on a GPU.
+    fast = {"base_s": 0.002, "draft_s": 0.0002, "per_seq_s": 0.00025}
+    current, better = (
+        load.LoadModel(**fast, accept_first=0.5),
+        load.LoadModel(**fast, accept_first=0.9),
+    )
+    with (
+        load.LoadEngine(load.LoadBehaviour(current, 4, seed=1)) as endpoint,
+        load.LoadEngine(load.LoadBehaviour(better, 4, seed=2)) as candidate,
+        load.LoadEngine(load.LoadBehaviour(current, 0, seed=3)) as twin,
+    ):
+        mlcc(
+            ["bench", "--url", endpoint.url, "--twin-url", twin.url, "--candidate-url",
+             candidate.url, "--model", load.MODEL, "--concurrency", "1,4,16", "--per-user", "4",
+             "--requests", "4", "--max-tokens", "16", "--ignore-eos", "--plot", "--out",
+             str(work / "candidate")],
+            work,
+        )  # fmt: skip
+    return work / "candidate" / "sweep.png"
+
+
 def cost_headline(plan_output: str) -> str:
     """The `cost ...` block of `mlcc plan`: its first line and the indented lines under it."""
     lines = plan_output.splitlines()
@@ -129,6 +158,7 @@ def write_all(out: Path) -> list[Path]:
         work = Path(scratch)
         shutil.copyfile(bench_figure(work), out / BENCH_PNG)
         shutil.copyfile(sweep_figure(work), out / SWEEP_PNG)
+        shutil.copyfile(candidate_figure(work), out / CANDIDATE_PNG)
     plan = mlcc(["plan", "--stack", "dev"], REPO)
     (out / COST_TXT).write_text(cost_headline(plan))
     return [out / name for name in OUTPUTS]

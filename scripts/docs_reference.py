@@ -32,7 +32,16 @@ if str(REPO) not in sys.path:  # `python scripts/docs_reference.py` from a check
 
 from mlcc import engine_contract as contract  # noqa: E402
 from mlcc.cli import build_parser  # noqa: E402
-from mlcc.config import cluster_keys, endpoints, infrastructure, optimize, schema, stack  # noqa: E402
+from mlcc.config import (  # noqa: E402
+    cluster_keys,
+    draft_training,
+    endpoints,
+    infrastructure,
+    optimize,
+    provider_keys,
+    schema,
+    stack_keys,
+)
 from mlcc.config.observability import settings as observability  # noqa: E402
 from mlcc.config.operator import features as operator_features  # noqa: E402
 from mlcc.config.operator import fields as operator_fields  # noqa: E402
@@ -131,7 +140,7 @@ def allowed_values() -> dict[str, str]:
         + "; empty = the pinned release",
         ALGORITHM_KEY: codes(contract.ALGORITHMS)
         + "; empty = off. Per engine release: see the table below",
-        "preflight": codes(stack.PREFLIGHT_MODES),
+        "preflight": codes(stack_keys.PREFLIGHT_MODES),
         "observability": "a target "
         + codes(t.value for t in observability.Target)
         + ", or a map with the fields below",
@@ -197,6 +206,14 @@ def structured_fields() -> dict[str, list[str]]:
             f"`queueGrowthMinutes` {code(obs.queue_growth_minutes)} (at most "
             f"{observability.MAX_MINUTES}).",
         ],
+        "draftTraining": [
+            "Fields: " + codes(draft_training.FIELDS) + ".",
+            "`hiddenStates`: " + codes(h.value for h in draft_training.HiddenStates) + "; "
+            "`operator`: " + codes(o.value for o in draft_training.JobOperator) + ".",
+            f"Defaults: `epochs` {code(draft_training.DEFAULT_EPOCHS)}, `seqLength` "
+            f"{code(draft_training.DEFAULT_SEQ_LENGTH)}, `hiddenStates` `offline`, `operator` "
+            f"`hyperpod`, `speculatorsVersion` {code(draft_training.PINNED_SPECULATORS)}.",
+        ],
         "loadBalancer": ["`routingAlgorithm`: " + codes(operator_fields.ROUTING_ALGORITHMS) + "."],
     }
 
@@ -224,6 +241,7 @@ EXAMPLES: dict[str, str] = {
     "tls": "--path hp:tls.certificateOutputS3Uri s3://my-bucket/certs",
     "dnsHostedZoneId": "hp:dnsHostedZoneId Z0123456789ABCDEFGHIJ",
     "dataCapture": "--path hp:dataCapture.s3Uri s3://my-bucket/capture",
+    "capture": "--path hp:capture.samplingPercent 10",
     "loadBalancer": "--path hp:loadBalancer.routingAlgorithm round_robin",
     "modelVersion": "hp:modelVersion 1.2.3",
     "endpointTags": "--path hp:endpointTags.team ml",
@@ -264,15 +282,19 @@ EXAMPLES: dict[str, str] = {
     "tags": "--path hp:tags.team ml",
     "observability": "hp:observability prometheus-operator",
     "budget": "hp:budget 40/hour",
+    "draftTraining": "--path hp:draftTraining.instanceGroup gpu",
 }
-PROVIDER = {  # descriptions from the functions that read them (mlcc/config/stack.py)
-    stack.REGION_KEY: (" ".join((inspect.getdoc(stack._region) or "").split()), "us-west-2"),
-    stack.NATIVE_REGION_KEY: (
-        " ".join((inspect.getdoc(stack._check_native_region) or "").split())
+PROVIDER = {  # descriptions from the functions that read them (mlcc/config/provider_keys.py)
+    provider_keys.REGION_KEY: (
+        " ".join((inspect.getdoc(provider_keys.read_region) or "").split()),
+        "us-west-2",
+    ),
+    provider_keys.NATIVE_REGION_KEY: (
+        " ".join((inspect.getdoc(provider_keys.check_native_region) or "").split())
         + " Outside Kubernetes-only mode it must equal aws:region; create mode requires it.",
         "us-west-2",
     ),
-    stack.PROFILE_KEY: (
+    provider_keys.PROFILE_KEY: (
         "The AWS provider's named profile; preflight's calls use it too. Empty = the default "
         "credential chain.",
         "my-profile",
@@ -427,10 +449,10 @@ def configuration_page() -> str:
     out.append(
         table(
             ["Key", "Type", "Default"],
-            [[f"[`{n}`](#{anchor(n)})", "string", "empty"] for n in stack.PROVIDER_KEYS],
+            [[f"[`{n}`](#{anchor(n)})", "string", "empty"] for n in provider_keys.PROVIDER_KEYS],
         )
     )
-    for name in stack.PROVIDER_KEYS:
+    for name in provider_keys.PROVIDER_KEYS:
         description, value = PROVIDER[name]
         out.append(f"### `{name}`\n")
         out.append(text(description) + "\n")

@@ -90,10 +90,18 @@ for argv in json.load(sys.stdin):
 def rendered_spec(engine: str, version: str, algorithm: str) -> dict[str, Any]:
     """The InferenceEndpointConfig spec of a one-endpoint stack of that engine release and
     seed algorithm (the combinations tests/manifest/test_release_combinations.py checks)."""
+    from mlcc.manifest.workload import endpoint_spec, from_endpoint
+
+    config = rendered_config(engine, version, algorithm)
+    (endpoint,) = config.endpoints
+    return endpoint_spec(from_endpoint(config, endpoint), IMAGE, endpoint.speculative)
+
+
+def rendered_config(engine: str, version: str, algorithm: str) -> Any:
+    """The StackConfig of that one-endpoint stack."""
     sys.path.insert(0, str(REPO))
     from mlcc import engine_contract as contract
     from mlcc.config.stack import parse
-    from mlcc.manifest.workload import endpoint_spec, from_endpoint
 
     values = {
         **BASE,
@@ -108,15 +116,27 @@ def rendered_spec(engine: str, version: str, algorithm: str) -> dict[str, Any]:
     (endpoint,) = config.endpoints
     if endpoint.engine_release.version != version:
         raise SystemExit(f"engine_parse_check: {engine} {version} is not a supported release")
-    return endpoint_spec(from_endpoint(config, endpoint), IMAGE, endpoint.speculative)
+    return config
+
+
+def rendered_env(config: Any) -> dict[str, str]:
+    """The values of the container env the program renders for `config`'s one endpoint (a
+    value read from a secret left out): what the serve wrapper turns into the engine's argv.
+    Also the base of scripts/engine_schedule_check.py and tests/draft_proof/proof_run.py."""
+    sys.path.insert(0, str(REPO))
+    from mlcc.manifest.workload import endpoint_spec, from_endpoint
+
+    (endpoint,) = config.endpoints
+    spec = endpoint_spec(from_endpoint(config, endpoint), IMAGE, endpoint.speculative)
+    worker = spec["worker"]
+    assert isinstance(worker, dict)
+    return {e["name"]: e["value"] for e in worker["environmentVariables"] if "value" in e}
 
 
 def rendered_argv(engine: str, version: str, algorithm: str) -> list[str]:
     from mlcc import engine_contract as contract
 
-    worker = rendered_spec(engine, version, algorithm)["worker"]
-    assert isinstance(worker, dict)
-    env = {e["name"]: e["value"] for e in worker["environmentVariables"] if "value" in e}
+    env = rendered_env(rendered_config(engine, version, algorithm))
     env |= {contract.ENGINE_ENV: engine, contract.ENGINE_VERSION_ENV: version}
     argv: list[str] = serve_wrapper().build_argv(engine, env, [])
     return argv

@@ -45,6 +45,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import engine_parse_check  # beside this script: the rendered env both checks start from
+
 REPO = Path(__file__).resolve().parents[1]
 RELEASES = (("vllm", "0.27.1"), ("vllm", "0.34.0"), ("sglang", "0.5.17"), ("sglang", "0.5.23"))
 MAX_BATCH = 300
@@ -109,7 +111,6 @@ def random_schedules(count: int) -> list[list[dict[str, int]]]:
 def rendered_argv(engine: str, version: str, schedule: list[dict[str, int]]) -> list[str]:
     from mlcc import engine_contract as contract
     from mlcc.config.stack import parse
-    from mlcc.manifest.workload import endpoint_spec, from_endpoint
 
     most = max(r["tokens"] for r in schedule)
     values = {
@@ -119,14 +120,7 @@ def rendered_argv(engine: str, version: str, schedule: list[dict[str, int]]) -> 
         "hp:speculativeNumTokens": str(max(most, 1)),
         "hp:speculativeSchedule": json.dumps(schedule),
     }
-    config = parse(values, stack="dev").config
-    (endpoint,) = config.endpoints
-    spec = endpoint_spec(
-        from_endpoint(config, endpoint), "registry/image:tag", endpoint.speculative
-    )
-    worker = spec["worker"]
-    assert isinstance(worker, dict)
-    env = {e["name"]: e["value"] for e in worker["environmentVariables"] if "value" in e}
+    env = engine_parse_check.rendered_env(parse(values, stack="dev").config)
     env |= {contract.ENGINE_ENV: engine, contract.ENGINE_VERSION_ENV: version}
     env["TMPDIR"] = tempfile.mkdtemp(prefix="mlcc-schedule-check-")
     argv: list[str] = serve_wrapper().build_argv(engine, env, [])

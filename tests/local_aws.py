@@ -1,9 +1,12 @@
-"""A local AWS on 127.0.0.1: SageMaker, Service Quotas, EKS, EC2, Price List, ECR behind one port.
+"""A local AWS on 127.0.0.1: SageMaker, Service Quotas, EKS, EC2, Pricing, ECR, S3 on one port.
 
 Clients reach it the way users redirect boto3: `AWS_ENDPOINT_URL` (or
 `AWS_ENDPOINT_URL_<SERVICE>`). The service of a request is the one its SigV4 signature names
 (the credential scope), so one URL serves them all, each in its own protocol: JSON 1.1
-(SageMaker, Service Quotas, Pricing, ECR), REST-JSON (EKS) and EC2 query.
+(SageMaker, Service Quotas, Pricing, ECR), REST-JSON (EKS), EC2 query and S3's REST-XML
+(tests/local_s3.py: GetObject, ListObjectsV2, PutObject and the rest of its model, path-style;
+tests/local_bucket.py keeps objects for them); what the
+protocols share (URI labels, located members, XML elements) is in tests/aws_wire.py.
 
 Every request is decoded with the service's botocore model and must pass three checks: botocore's
 own validator (required and unknown members, types), the enums, patterns, lengths and list sizes
@@ -28,15 +31,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
-from urllib.parse import parse_qs, parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qs, parse_qsl, urlsplit
 
+import aws_wire
 import botocore.session
+import local_s3
 from bench_fake_engine import LoopbackServer
 from botocore.model import ListShape, MapShape, OperationModel, ServiceModel, Shape, StructureShape
 from botocore.serialize import create_serializer
 from botocore.validate import ParamValidator
 
-SERVICES = ("sagemaker", "service-quotas", "eks", "ec2", "pricing", "ecr")
+SERVICES = ("sagemaker", "service-quotas", "eks", "ec2", "pricing", "ecr", "s3")
 _SESSION = botocore.session.get_session()
 MODELS: dict[str, ServiceModel] = {name: _SESSION.get_service_model(name) for name in SERVICES}
 _BY_SIGNING_NAME = {model.signing_name: name for name, model in MODELS.items()}
@@ -54,6 +59,8 @@ class Reply:
     delay_s: float = 0.0  # wait this long before answering (a silent server)
     endless: bytes = b""  # sent again and again after the headers, no Content-Length
     chunked: bool = False  # the endless body in chunks (Transfer-Encoding: chunked)
+    cut_by: int = 0  # a body this many bytes short of its Content-Length, then the connection ends
+    headers: dict[str, str] = field(default_factory=dict)  # sent besides the protocol's own
 
 
 def error(code: str, message: str, status: int = 400) -> Reply:
@@ -167,6 +174,8 @@ class Arrived:
 def decode(service: str, arrived: Arrived) -> tuple[OperationModel, dict[str, Any]]:
     """The operation and parameters of a request, read with the service's model."""
     model = MODELS[service]
+    if model.protocol == "rest-xml":
+        return local_s3.decode(arrived)
     if model.protocol == "json":
         target = arrived.headers.get("x-amz-target", "")
         prefix = f"{model.metadata['targetPrefix']}."
@@ -185,45 +194,18 @@ def _decode_rest_json(model: ServiceModel, arrived: Arrived) -> tuple[OperationM
         labels = _match_uri(operation, arrived.method, arrived.path)
         if labels is None:
             continue
-        shape = operation.input_shape
         body = json.loads(arrived.body) if arrived.body else {}
-        params: dict[str, Any] = {}
         query = parse_qs(arrived.query, keep_blank_values=True)
-        for member_name, member in (shape.members if shape else {}).items():
-            where, wire = member.serialization.get("location"), member.serialization.get("name")
-            if where == "uri" and wire in labels:
-                params[member_name] = labels[wire]
-            elif where == "querystring" and wire in query:
-                values = query[wire]
-                params[member_name] = (
-                    values if isinstance(member, ListShape) else _scalar(values[0], member)
-                )
-            elif where == "header" and str(wire).lower() in arrived.headers:
-                params[member_name] = _scalar(arrived.headers[str(wire).lower()], member)
-            elif where is None and member_name in body:
-                params[member_name] = body[member_name]
-        return operation, params
+        return operation, aws_wire.located_params(
+            operation.input_shape, labels, query, arrived.headers, body
+        )
     raise KeyError(f"no EKS operation is {arrived.method} {arrived.path}")
 
 
 def _match_uri(operation: OperationModel, method: str, path: str) -> dict[str, str] | None:
     if operation.http.get("method") != method:
         return None
-    template = operation.http["requestUri"].split("?")[0]
-    pattern = re.sub(r"\\\{(\w+)\\\+\\\}", r"(?P<\1>.+)", re.escape(template))
-    pattern = re.sub(r"\\\{(\w+)\\\}", r"(?P<\1>[^/]+)", pattern)
-    found = re.fullmatch(pattern, path)
-    return None if found is None else {k: unquote(v) for k, v in found.groupdict().items()}
-
-
-def _scalar(text: str, shape: Shape) -> Any:
-    if shape.type_name in ("integer", "long"):
-        return int(text)
-    if shape.type_name == "boolean":
-        return text == "true"
-    if shape.type_name in ("float", "double"):
-        return float(text)
-    return text
+    return aws_wire.match_uri(operation.http["requestUri"].split("?")[0], path)
 
 
 def _decode_query(form: dict[str, str], shape: Shape | None, prefix: str) -> Any:
@@ -246,7 +228,7 @@ def _decode_query(form: dict[str, str], shape: Shape | None, prefix: str) -> Any
         return items or None
     if shape is None or prefix.rstrip(".") not in form:
         return None
-    return _scalar(form[prefix.rstrip(".")], shape)
+    return aws_wire.scalar(form[prefix.rstrip(".")], shape)
 
 
 def _capitalized(name: str) -> str:
@@ -257,6 +239,8 @@ def round_trip_problems(
     service: str, operation: OperationModel, params: dict[str, Any], arrived: Arrived
 ) -> list[str]:
     """What differs between the request that arrived and botocore's serialization of `params`."""
+    if MODELS[service].protocol == "rest-xml":
+        return local_s3.round_trip_problems(operation, params, arrived)
     expected = create_serializer(MODELS[service].protocol).serialize_to_request(params, operation)
     problems = []
     if expected["method"] != arrived.method or expected["url_path"] != arrived.path:
@@ -284,6 +268,11 @@ def _query_lists(query: dict[str, Any]) -> dict[str, list[str]]:
 def wire_reply(service: str, operation: str, reply: Reply) -> tuple[bytes, dict[str, str]]:
     """The reply's bytes and headers in the service's protocol."""
     model = MODELS[service]
+    if model.protocol == "rest-xml":
+        if isinstance(reply.body, bytes):
+            return reply.body, {"Content-Type": "application/octet-stream", **reply.headers}
+        xml = local_s3.xml_reply(operation, reply.body, reply.error_code)
+        return xml, {"Content-Type": "application/xml", **reply.headers}
     if isinstance(reply.body, bytes):
         return reply.body, {"Content-Type": "application/json"}
     if model.protocol == "ec2":
@@ -310,32 +299,8 @@ def _ec2_xml(model: ServiceModel, operation: str, reply: Reply) -> bytes:
         ET.SubElement(root, "requestId").text = "local"
         shape = model.operation_model(operation).output_shape
         if shape is not None:
-            _xml_members(root, reply.body, shape)
+            aws_wire.xml_members(root, reply.body, shape)
     return ET.tostring(root, xml_declaration=True, encoding="utf-8")
-
-
-def _xml_members(parent: ET.Element, value: dict[str, Any], shape: StructureShape) -> None:
-    for name, member in shape.members.items():
-        if name in value:
-            _xml_value(
-                ET.SubElement(parent, member.serialization.get("name", name)), value[name], member
-            )
-
-
-def _xml_value(element: ET.Element, value: Any, shape: Shape) -> None:
-    if isinstance(shape, StructureShape):
-        _xml_members(element, value, shape)
-    elif isinstance(shape, ListShape):
-        for item in value:
-            _xml_value(
-                ET.SubElement(element, shape.member.serialization.get("name", "member")),
-                item,
-                shape.member,
-            )
-    elif isinstance(value, bool):
-        element.text = "true" if value else "false"
-    else:
-        element.text = str(value)
 
 
 def _handler(fake: LocalAWS, stopping: threading.Event) -> type[BaseHTTPRequestHandler]:
@@ -346,7 +311,13 @@ def _handler(fake: LocalAWS, stopping: threading.Event) -> type[BaseHTTPRequestH
         def do_POST(self) -> None:
             self._answer()
 
+        def do_PUT(self) -> None:
+            self._answer()
+
         def _answer(self) -> None:
+            if self.headers.get("Expect", "").lower() == "100-continue":  # PutObject of a file:
+                self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")  # S3 asks for the body
+                self.wfile.flush()  # (botocore otherwise waits a second before sending it)
             length = int(self.headers.get("Content-Length") or 0)
             parts = urlsplit(self.path)
             arrived = Arrived(
@@ -372,7 +343,7 @@ def _handler(fake: LocalAWS, stopping: threading.Event) -> type[BaseHTTPRequestH
             for name, value in {**headers, "Content-Length": str(len(payload))}.items():
                 self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(payload)
+            self.wfile.write(payload[: len(payload) - reply.cut_by])
 
         def _endless(self, reply: Reply) -> None:
             """A body that never ends, until the client hangs up or the fake stops."""

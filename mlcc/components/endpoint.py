@@ -14,6 +14,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from mlcc.facts.operator import KIND
+from mlcc.manifest import capture
 from mlcc.manifest.operator import REPLACED_PATHS
 from mlcc.manifest.workload import (
     API_VERSION,
@@ -35,6 +36,8 @@ class InferenceEndpointArgs:
     speculative: pulumi.Input[SpeculativeSpec | None]
     # What the custom resource must wait for: the operator (its CRD and webhook), the namespace.
     depends_on: Sequence[pulumi.Resource] = field(default_factory=tuple)
+    # hp:capture's s3Uri in the stack's bucket (mlcc/components/capture.py); None = no capture.
+    capture_uri: pulumi.Input[str] | None = None
 
 
 class InferenceEndpoint(pulumi.ComponentResource):
@@ -46,8 +49,8 @@ class InferenceEndpoint(pulumi.ComponentResource):
     ) -> None:
         super().__init__("hp:index:InferenceEndpoint", name, None, opts)
         workload = args.workload
-        cr_spec = pulumi.Output.all(args.image, args.speculative).apply(
-            lambda image_and_speculative: endpoint_spec(workload, *image_and_speculative)
+        cr_spec = pulumi.Output.all(args.image, args.speculative, args.capture_uri).apply(
+            lambda v: _with_capture(endpoint_spec(workload, v[0], v[1]), workload, v[2])
         )
         self.custom_resource = k8s.apiextensions.CustomResource(
             name,
@@ -72,3 +75,12 @@ class InferenceEndpoint(pulumi.ComponentResource):
         self.namespace = pulumi.Output.from_input(workload.namespace)
         self.verify_commands = verify_commands(workload)
         self.register_outputs({"endpointName": self.endpoint_name, "namespace": self.namespace})
+
+
+def _with_capture(
+    spec: dict[str, object], workload: Workload, uri: str | None
+) -> dict[str, object]:
+    """spec.dataCapture of hp:capture, once the stack's bucket has a name."""
+    if uri and workload.operator.capture is not None:
+        spec["dataCapture"] = capture.data_capture(workload.operator.capture, uri)
+    return spec

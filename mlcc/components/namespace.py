@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from mlcc.config.stack import Secret
+from mlcc.config.stack_keys import Secret
 from mlcc.manifest.workload import HF_TOKEN_KEY
 
 UNMANAGED_NAMESPACES = frozenset({"default"})

@@ -74,6 +74,7 @@ def addon_configuration(
 class InferenceOperator(pulumi.ComponentResource):
     addon: aws.eks.Addon
     execution_role_arn: pulumi.Output[str]
+    execution_role_name: pulumi.Output[str]
     tls_bucket: pulumi.Output[str]
 
     def __init__(
@@ -153,6 +154,7 @@ class InferenceOperator(pulumi.ComponentResource):
             ),
         )
         self.execution_role_arn = execution.arn
+        self.execution_role_name = execution.name
         self.tls_bucket = bucket.bucket
         self.register_outputs(
             {

@@ -15,6 +15,7 @@ from pathlib import Path
 import pulumi
 import pulumi_kubernetes as k8s
 
+from mlcc.components.capture import CaptureBucket, CaptureBucketArgs, CaptureTarget
 from mlcc.components.cluster import existing as existing_cluster
 from mlcc.components.cluster import iam_policies
 from mlcc.components.cluster.access import (
@@ -27,7 +28,11 @@ from mlcc.components.cluster.eks import EksCluster, EksClusterArgs
 from mlcc.components.cluster.hyperpod import HyperPodCluster, HyperPodClusterArgs
 from mlcc.components.cluster.network import Network, NetworkArgs
 from mlcc.components.images import ServeImage, ServeImageArgs
-from mlcc.components.operator import InferenceOperator, InferenceOperatorArgs
+from mlcc.components.operator import (
+    EXECUTION_ROLE_PREFIX,
+    InferenceOperator,
+    InferenceOperatorArgs,
+)
 from mlcc.config.infrastructure import (
     ExistingCluster,
     NewCluster,
@@ -64,6 +69,20 @@ class Platform:
     kube_context: str = ""
     endpoint_depends_on: list[pulumi.Resource] = field(default_factory=list)
     outputs: dict[str, pulumi.Output[str]] = field(default_factory=dict)
+    # The inference operator's execution role when the stack created it (create mode).
+    operator_role_name: pulumi.Output[str] | None = None
+    # The cluster's OIDC provider ARN and issuer, when the program creates the cluster (IRSA).
+    oidc: tuple[pulumi.Output[str], pulumi.Output[str]] | None = None
+    # The instance groups' execution role, when the stack creates it (hp:draftTraining's S3).
+    node_role_arn: pulumi.Output[str] | None = None
+
+
+@dataclass(frozen=True)
+class Captured:
+    """hp:capture's bucket: each capturing endpoint's s3Uri, and what its CR waits for."""
+
+    uris: dict[str, pulumi.Output[str]] = field(default_factory=dict)
+    depends_on: list[pulumi.Resource] = field(default_factory=list)
 
 
 def build(config: StackConfig) -> Platform:
@@ -73,6 +92,26 @@ def build(config: StackConfig) -> Platform:
     if isinstance(cluster, ExistingCluster):
         return _existing(config, cluster)
     return _create(config, cluster, build_images(config))
+
+
+def capture(config: StackConfig, platform: Platform) -> Captured:
+    """The bucket of the endpoints with hp:capture (Kubernetes-only mode refuses the key)."""
+    targets = [
+        CaptureTarget(e.name, e.operator.capture.retention_days)
+        for e in config.endpoints
+        if e.operator.capture is not None
+    ]
+    if not targets:
+        return Captured()
+    args = CaptureBucketArgs(
+        targets,
+        config.infrastructure.tag_map,
+        platform.operator_role_name,
+        EXECUTION_ROLE_PREFIX,
+    )
+    bucket = CaptureBucket("capture", args)
+    platform.outputs["captureBucket"] = bucket.bucket_name
+    return Captured(bucket.uris, [bucket])
 
 
 def _existing(config: StackConfig, cluster: ExistingCluster) -> Platform:
@@ -236,9 +275,12 @@ def _create(
         eks.provider,
         eks.kubeconfig,
         endpoint_depends_on=[operator.addon],
+        oidc=(eks.oidc_provider_arn, eks.oidc_issuer),
         outputs={
             **_image_outputs(images),
             "eksClusterName": eks.cluster_name,
             "hyperpodClusterArn": hyperpod.cluster_arn,
         },
+        operator_role_name=operator.execution_role_name,
+        node_role_arn=hyperpod.execution_role_arn,
     )

@@ -25,9 +25,9 @@ import pulumi_kubernetes as k8s
 
 from mlcc.config.endpoints import EndpointConfig
 from mlcc.deploy.cluster import Cluster
+from mlcc.deploy.expectation import Expectation, expectation_for
 from mlcc.deploy.kubeconfig import AccessError, api_client
 from mlcc.deploy.snapshot import Target
-from mlcc.deploy.verify import Expectation, expectation_for
 from mlcc.deploy.waiter import Outcome, WaitSettings, wait_for_endpoints
 from mlcc.serving.speculative import SpeculativeSpec
 

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from mlcc import engine_contract
-from mlcc.config import speculative_keys
+from mlcc.config import s3_draft_rules, speculative_keys
 from mlcc.config.aws import instances
 from mlcc.config.aws import rules as aws_rules
 from mlcc.config.operator import rules as operator_rules
@@ -165,6 +165,7 @@ def _baseline_twin(endpoint: ReadEndpoint) -> ReadEndpoint | None:
         baseline=False,
         baseline_of=config.name,
         name_hints=(),
+        operator=replace(config.operator, capture=None),  # the twin's traffic is bench traffic
     )
     return ReadEndpoint(twin, endpoint.reader)
 
@@ -209,6 +210,7 @@ def _endpoint(reader: Reader, name: str, resource_name: str) -> EndpointConfig:
         reader, spec, engine_release, endpoint.engine_args, endpoint.model
     )
     operator_rules.check(reader, operator, _facts(endpoint))
+    s3_draft_rules.check(reader, operator, spec)
     return endpoint
 
 

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mlcc.config.observability.settings import Target as ObservabilityTarget
 from mlcc.config.reader import Reader
 from mlcc.serving.engines import EngineRelease
+
+if TYPE_CHECKING:
+    from mlcc.config.endpoints import EndpointConfig
 
 MODE = "in Kubernetes-only mode (hp:kubeconfig)"
 WHY_IGNORED = "hp:kubeconfig selects a cluster that already exists"
@@ -46,6 +50,7 @@ class Wanted:
     releases: Sequence[EngineRelease]  # each endpoint's, in order
     optimize: bool  # hp:optimize set
     observability: ObservabilityTarget
+    capture: Sequence[str] = ()  # the hp:capture key of each endpoint that sets it
 
 
 def check_stack(reader: Reader, config: Wanted) -> None:
@@ -71,6 +76,12 @@ def check_stack(reader: Reader, config: Wanted) -> None:
             f"runs a SageMaker AI recommendation job, which {MODE} does not create; set "
             "hp:speculative* yourself or remove hp:optimize",
         )
+    for key in dict.fromkeys(config.capture):
+        reader.fail(
+            key,
+            f"creates an S3 bucket and IAM for the captured traffic, which {MODE} does not "
+            "create; remove it, or set hp:dataCapture with your own bucket's s3Uri",
+        )
     if config.observability is ObservabilityTarget.AMP:
         reader.fail(
             "observability",
@@ -81,3 +92,12 @@ def check_stack(reader: Reader, config: Wanted) -> None:
 
 def _release(release: EngineRelease) -> str:
     return f"{release.engine.value} {release.version}"
+
+
+def capture_keys(endpoints: Sequence[EndpointConfig]) -> tuple[str, ...]:
+    """The hp:capture key (without `hp:`) of each endpoint that sets it."""
+    return tuple(
+        f"{e.entry_path}.capture" if e.entry_path and "capture" in e.entry_fields else "capture"
+        for e in endpoints
+        if e.operator.capture is not None
+    )

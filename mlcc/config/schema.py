@@ -113,8 +113,9 @@ _ENDPOINT_KEYS: tuple[Key, ...] = (
         "speculativeModel",
         "string",
         "",
-        "Draft model: Hugging Face id or absolute path in the image (draft-model, eagle*, "
-        "dflash; optional for dspark).",
+        "Draft model: Hugging Face id, absolute path in the image, or (vLLM) the s3:// "
+        "folder of a trained head, copied into the pod (draft-model, eagle*, dflash; "
+        "optional for dspark).",
         _E,
     ),
     Key(
@@ -262,6 +263,16 @@ _LATER_STACK_KEYS: tuple[Key, ...] = (
         "The most the stack may cost: <USD>/hour or <USD>/month (730 h), e.g. 40/hour. A plan "
         "over it is refused at preview, naming the total and the largest parts (docs/cost.md). "
         "Empty = no budget.",
+    ),
+    Key(
+        "draftTraining",
+        None,
+        {},
+        "Train an EAGLE-3 head for hp:model (vLLM) on the cluster (docs/draft-training.md): "
+        "{instanceGroup, dataset (s3:// of mlcc draft dataset's train.jsonl), output (s3:// for "
+        "the checkpoints), epochs, seqLength, trainerArgs (speculators train flags, full "
+        "names), hiddenStates (offline|online), operator (hyperpod|job), speculatorsVersion, "
+        "instanceType, image}. Empty = no training job.",
     ),
 )
 _OPERATOR_KEYS = tuple(

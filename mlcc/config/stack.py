@@ -3,22 +3,22 @@
 `parse` is pure: it takes the raw string values Pulumi hands a program (`hp:*`, `aws:region`,
 `aws-native:region`) and returns the typed config plus warnings, or raises `ConfigError`
 carrying every problem at once, each naming the key to change. The keys themselves are declared
-once, in `mlcc.config.schema`. `from_pulumi` is the adapter used by `__main__.py`.
+once, in `mlcc.config.schema`; the stack-wide ones are read in `mlcc.config.stack_keys`, the AWS
+providers' in `mlcc.config.provider_keys`. `from_pulumi` is the adapter used by `__main__.py`.
 """
 
 from __future__ import annotations
 
 import difflib
-import os
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 
-from mlcc.config import image_tag, infrastructure, kubernetes_only
+from mlcc.config import image_tag, infrastructure, kubernetes_only, s3_draft_credentials
 from mlcc.config.aws import capacity, cuda_fit
-from mlcc.config.aws import rules as aws_rules
-from mlcc.config.budget import Budget, parse_budget
+from mlcc.config.budget import Budget
 from mlcc.config.deploy_wait import DeployWait, parse_deploy_wait
+from mlcc.config.draft_training import DraftTrainingConfig, parse_draft_training
 from mlcc.config.endpoints import (
     EndpointConfig,
     ReadEndpoint,
@@ -27,39 +27,31 @@ from mlcc.config.endpoints import (
     parse_endpoints,
 )
 from mlcc.config.infrastructure import InfrastructureConfig, NewCluster
-from mlcc.config.observability import ObservabilitySettings, parse_observability
-from mlcc.config.optimize import OptimizeSettings, parse_optimize_settings
+from mlcc.config.observability import ObservabilitySettings
+from mlcc.config.optimize import OptimizeSettings
+from mlcc.config.provider_keys import (
+    PROFILE_KEY,
+    PROVIDER_KEYS,
+    check_native_region,
+    environment_region,
+    read_region,
+)
 from mlcc.config.reader import Reader
 from mlcc.config.refusal import refuse
 from mlcc.config.scaling import autoscaling as scaling
 from mlcc.config.schema import KEYS_BY_QUALIFIED, PROJECT
-from mlcc.facts.operator import OPERATOR_NAMESPACE
+from mlcc.config.stack_keys import (
+    Secret,
+    read_budget,
+    read_hf_token,
+    read_image,
+    read_namespace,
+    read_observability,
+    read_optimize,
+    read_preflight,
+)
 from mlcc.serving.engines import EngineRelease
 from mlcc.serving.speculative import Problem
-
-REGION_KEY = "aws:region"
-NATIVE_REGION_KEY = "aws-native:region"
-PROFILE_KEY = "aws:profile"  # the AWS provider's named profile; preflight's calls use it too
-PROVIDER_KEYS = (REGION_KEY, NATIVE_REGION_KEY, PROFILE_KEY)
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_IMAGE_REF = re.compile(
-    r"^[a-z0-9][a-z0-9._/:-]*(@sha256:[0-9a-f]{64}|:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})$"
-)
-# Namespaces Kubernetes, the inference operator and its add-ons own: an endpoint there would be
-# mixed up with (or deleted along with) the system's own objects.
-SYSTEM_NAMESPACES = frozenset(
-    {OPERATOR_NAMESPACE, "aws-hyperpod", "cert-manager", "keda", "amazon-cloudwatch"}
-)
-
-
-@dataclass(frozen=True)
-class Secret:
-    """A secret string whose repr never shows the value."""
-
-    value: str = field(repr=False)
-
-    def __repr__(self) -> str:
-        return "Secret([redacted])"
 
 
 @dataclass(frozen=True)
@@ -80,6 +72,7 @@ class StackConfig:
     budget: Budget | None = None  # hp:budget (mlcc/config/budget.py)
     # hp:observability (mlcc/config/observability/, docs/observability.md)
     observability: ObservabilitySettings = field(default_factory=ObservabilitySettings)
+    draft_training: DraftTrainingConfig | None = None  # docs/draft-training.md
 
     @property
     def primary(self) -> EndpointConfig:
@@ -110,7 +103,7 @@ def parse(
     reader = Reader(values)
     _check_unknown_keys(reader)
     aws_free = bool(reader.string("kubeconfig"))
-    region = _region(reader, environment_region, required=not aws_free)
+    region = read_region(reader, environment_region, required=not aws_free)
     single_name = _single_endpoint_name(reader, stack)
     read = parse_endpoints(reader, single_name)
     infra = infrastructure.parse(
@@ -121,8 +114,9 @@ def parse(
             [(e.config.instance_type, e.config.most_replicas) for e in read]
         ),
     )
-    _check_native_region(reader, region, infra, environment_region)
+    check_native_region(reader, region, infra, environment_region)
     _check_cuda_fit(reader, read, not isinstance(infra.cluster, NewCluster))
+    s3_draft_credentials.check_credentials(read, isinstance(infra.cluster, NewCluster))
     configs = [e.config for e in read]
     endpoints = tuple(_placed(e, infra, [c for c in configs if c is not e.config]) for e in read)
     if not reader.problems.errors:  # an endpoint's refused autoscaling would skew the counts
@@ -130,19 +124,20 @@ def parse(
     config = StackConfig(
         stack=stack,
         region=region,
-        namespace=_namespace(reader),
-        hf_token=_hf_token(reader, secret_keys),
+        namespace=read_namespace(reader),
+        hf_token=read_hf_token(reader, secret_keys),
         hf_token_secret_name=f"{single_name}-hf-token",
-        image=_image(reader),
+        image=read_image(reader),
         image_release=engine_of(reader)[1],
-        optimize=_optimize(reader),
+        optimize=read_optimize(reader),
         deploy_wait=parse_deploy_wait(reader),
         endpoints=endpoints,
         infrastructure=infra,
-        preflight=_preflight(reader),
+        preflight=read_preflight(reader),
         aws_profile=reader.values.get(PROFILE_KEY, "").strip(),
-        budget=_budget(reader),
-        observability=_observability(reader, endpoints),
+        budget=read_budget(reader),
+        observability=read_observability(reader, endpoints),
+        draft_training=parse_draft_training(reader, endpoints, infra, single_name),
     )
     _warn_unused_stack_keys(reader, config)
     if infra.calls_no_aws:
@@ -160,6 +155,7 @@ def _wanted(config: StackConfig) -> kubernetes_only.Wanted:
         releases=[e.engine_release for e in config.endpoints],
         optimize=config.optimize is not None,
         observability=config.observability.target,
+        capture=kubernetes_only.capture_keys(config.endpoints),
     )
 
 
@@ -197,39 +193,6 @@ def _check_unknown_keys(reader: Reader) -> None:
             reader.problems.errors.append(Problem(shown, f"is not a known key{hint}"))
 
 
-def _region(reader: Reader, environment_region: str, *, required: bool = True) -> str:
-    """aws:region (or the AWS_REGION the providers would read): one real region. Kubernetes-only
-    mode needs none, but one that is set must still be a region."""
-    region = (reader.values.get(REGION_KEY) or environment_region).strip()
-    if not region and not required:
-        return region
-    problem = aws_rules.region_problem(region)
-    if problem:
-        reader.problems.errors.append(Problem(REGION_KEY, problem))
-    return region
-
-
-def _check_native_region(
-    reader: Reader, region: str, infra: InfrastructureConfig, environment_region: str
-) -> None:
-    """The aws-native provider (the HyperPod cluster) does not read aws:region, only its own
-    key or AWS_REGION."""
-    native = (reader.values.get(NATIVE_REGION_KEY) or environment_region).strip()
-    if infra.calls_no_aws:
-        return  # no AWS provider is used
-    if native and native != region:
-        message = f"is {native!r} but aws:region is {region!r}; set both to the same region"
-    elif not native and isinstance(infra.cluster, NewCluster):
-        message = (
-            f"is not set, and the HyperPod cluster is created through the aws-native provider, "
-            f"which does not read aws:region: `pulumi config set {NATIVE_REGION_KEY} "
-            f"{region or '<region>'}`"
-        )
-    else:
-        return
-    reader.problems.errors.append(Problem(NATIVE_REGION_KEY, message))
-
-
 def _placed(
     read: ReadEndpoint, infra: InfrastructureConfig, others: list[EndpointConfig]
 ) -> EndpointConfig:
@@ -252,23 +215,6 @@ def _placed(
     return replace(endpoint, autoscaling=settings)
 
 
-def _namespace(reader: Reader) -> str:
-    namespace = reader.string("namespace")
-    if len(namespace) > 63 or not _DNS_LABEL.match(namespace):
-        reader.fail(
-            "namespace",
-            f"must be a Kubernetes namespace name (lowercase letters, digits, '-', at most 63), "
-            f"got {namespace!r}",
-        )
-    elif namespace.startswith("kube-") or namespace in SYSTEM_NAMESPACES:
-        reader.fail(
-            "namespace",
-            f"{namespace} belongs to Kubernetes or the inference operator; use a namespace of "
-            "your own, such as inference",
-        )
-    return namespace
-
-
 def derived_endpoint_name(stack: str) -> str:
     name = re.sub(r"[^a-z0-9]+", "-", f"{PROJECT}-{stack}".lower()).strip("-")
     return name[:63].rstrip("-")
@@ -280,92 +226,6 @@ def _single_endpoint_name(reader: Reader, stack: str) -> str:
     if problem:
         reader.fail("endpointName", problem)
     return name
-
-
-def _hf_token(reader: Reader, secret_keys: Collection[str]) -> Secret | None:
-    token = reader.raw("hfToken")
-    if not token.strip():
-        return None
-    if f"{PROJECT}:hfToken" not in secret_keys:
-        reader.fail(
-            "hfToken",
-            "is stored in plaintext; set it again with "
-            "`pulumi config set --secret hp:hfToken <token>`",
-        )
-    return Secret(token.strip())
-
-
-def _image(reader: Reader) -> str | None:
-    image = reader.string("image")
-    if not image:
-        return None  # build ours from images/<engine>
-    if not _IMAGE_REF.match(image):
-        reader.fail("image", f"is not an image reference with a tag or digest: {image!r}")
-    elif "@sha256:" not in image:
-        reader.warn(
-            "image",
-            "is pinned by a mutable tag; pods will not roll when the tag is "
-            "re-pushed. Pin it by digest (@sha256:...)",
-        )
-    return image
-
-
-PREFLIGHT_MODES = ("auto", "strict", "off")
-
-
-def _observability(reader: Reader, endpoints: tuple[EndpointConfig, ...]) -> ObservabilitySettings:
-    # An endpoint without hp:speculative* keys speculates when hp:optimize's job recommends it.
-    optimized = bool(reader.structured("optimize"))
-    speculative = [e.name for e in endpoints if may_speculate(e, optimized=optimized)]
-    settings, issues = parse_observability(
-        reader.structured("observability"), reader.key("observability"), speculative
-    )
-    for key, message in issues:
-        reader.problems.errors.append(Problem(key, message))
-    return settings
-
-
-def may_speculate(endpoint: EndpointConfig, *, optimized: bool) -> bool:
-    """Explicit hp:speculative* keys, or (not a twin) a recommendation job's choice."""
-    return endpoint.speculative is not None or (optimized and not endpoint.baseline_of)
-
-
-def _budget(reader: Reader) -> Budget | None:
-    text = reader.string("budget")
-    if not text.strip():
-        return None
-    budget = parse_budget(text)
-    if isinstance(budget, str):
-        reader.fail("budget", budget)
-        return None
-    return budget
-
-
-def _preflight(reader: Reader) -> str:
-    mode = reader.string("preflight").lower() or "auto"
-    if mode not in PREFLIGHT_MODES:
-        reader.fail("preflight", f"must be auto, strict or off, got {mode!r}")
-        return "auto"
-    return mode
-
-
-def _optimize(reader: Reader) -> OptimizeSettings | None:
-    """hp:optimize, validated by the same rules as the recommendation provider's check."""
-    value = reader.structured("optimize")
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        reader.fail("optimize", "must be an object such as {goal: latency, modelS3Uri: s3://...}")
-        return None
-    settings, errors = parse_optimize_settings(value) if value else (None, [])
-    for error in errors:
-        reader.fail(f"optimize.{error.key}", error.message)
-    return settings
-
-
-def environment_region() -> str:
-    """The region the AWS providers fall back to when the stack sets none."""
-    return os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or ""
 
 
 def from_pulumi() -> Parsed:

@@ -214,8 +214,12 @@ class Cluster:
 
     def endpoint(self, namespace: str, name: str) -> dict[str, Any] | None:
         path = f"/apis/{GROUP}/{VERSION}/namespaces/{_part(namespace)}/{PLURAL}/{_part(name)}"
+        return self._json_or_none(f"read {PLURAL}/{name} in {namespace}", path)
+
+    def _json_or_none(self, what: str, path: str) -> dict[str, Any] | None:
+        """`_json`, None when the API says 404 (no such object, or kind)."""
         try:
-            return self._json(f"read {PLURAL}/{name} in {namespace}", path)
+            return self._json(what, path)
         except ApiError as error:
             if error.status == 404:
                 return None
@@ -285,6 +289,13 @@ class Cluster:
             ("limitBytes", limit),
             *([("tailLines", PREVIOUS_LOG_LINES)] if previous else []),
         ]
+        return self.log_text(namespace, pod, query, limit)
+
+    def log_text(
+        self, namespace: str, pod: str, query: Sequence[tuple[str, object]], limit: int
+    ) -> str:
+        """A pod's log read with `query` (container, tailLines, ...), its first `limit` bytes
+        as text (bad bytes replaced); ApiError saying why there is none."""
         path = f"/api/v1/namespaces/{_part(namespace)}/pods/{_part(pod)}/log"
         what = f"read the log of {pod}"
         response, deadline = self._open(what, path, query)

@@ -6,7 +6,9 @@ model; no test, example or notebook output shows it). So it is read when written
 one never holds success; the sign that the pods run the new spec is then their worker container:
 the CRD's `spec.worker.image` ("The name of the inference server image to be used") and
 `spec.worker.environmentVariables` ("List of environment variables to set in the container").
-A ready pod whose worker lacks the image or one of the spec's variables runs an older spec.
+A ready pod whose worker lacks the image or one of the spec's variables runs an older spec; so
+does one whose copy of an s3:// head has other arguments than the spec's (another head copied to
+the same local path: mlcc/deploy/draft_head.py).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mlcc.deploy import verify
+from mlcc.deploy import draft_head, verify
 from mlcc.facts.operator import OBSERVED_GENERATION_FIELD
 
 
@@ -34,6 +36,8 @@ def pod_runs_spec(pod: Mapping[str, Any], endpoint: Mapping[str, Any]) -> bool:
     if container is None:
         return False
     if isinstance(image, str) and image and container.get("image") != image:
+        return False
+    if not draft_head.runs_spec_copy(pod, endpoint):
         return False
     env = {
         str(item.get("name")): item.get("value")

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from mlcc.deploy import verify
+from mlcc.deploy import draft_head, engine_log, verify
 from mlcc.deploy.new_spec import observed_generation, pod_runs_spec
 from mlcc.deploy.pods import last_event, live_pods, pod_ready, pod_signs, worker_name
 from mlcc.deploy.registration import (
@@ -237,21 +237,25 @@ def _speculation(
     progress: str,
     signs: list[Sign],
 ) -> Reading:
-    """Serving once every ready pod's engine has logged its config, as the stack asks."""
+    """Serving once every ready pod's engine has logged its config, as the stack asks (for a
+    copied head: the copy's path, and the copy's marker naming the stack's URI when read)."""
     assert snapshot.endpoint is not None
     expected = target.expectation
     for pod in ready:
         name = verify.pod_name(pod)
         worker = worker_name(pod, snapshot.endpoint) or ""
         log = snapshot.logs.get(LogRequest(name, worker, previous=False))
-        if log is None or not verify.engine_config_logged(log, expected.engine):
+        if log is None or not engine_log.engine_config_logged(log, expected.engine):
             return Reading(progress, False, tuple(signs), f"the engine config line of pod {name}")
-        check = verify.check_engine_log(f"pod {name} engine log", log, expected)
+        check = engine_log.check_engine_log(f"pod {name} engine log", log, expected)
         if not check.passed:
             message = f"{target.where}: pod {name}: {check.detail}; check hp:speculative*"
             return Reading(progress, False, (Sign(f"{name}/speculation", message, True),), "")
+    copy_sign, copied = draft_head.wait_reading(target, snapshot, map(verify.pod_name, ready))
+    if copy_sign is not None:
+        return Reading(progress, False, (copy_sign,), "")
     speculation = "speculation on" if expected.speculation_on else "speculation off"
-    return Reading(f"{progress}; {speculation}, as configured", True)
+    return Reading(f"{progress}; {speculation}, as configured{copied}", True)
 
 
 def judge(

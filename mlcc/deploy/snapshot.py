@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from mlcc.deploy.verify import Expectation
+from mlcc.deploy.expectation import Expectation
 from mlcc.facts.operator import KIND
 
 MAX_LINE = 300
@@ -105,6 +105,8 @@ class Snapshot:
     pods: Sequence[Mapping[str, Any]] = ()
     events: Sequence[Mapping[str, Any]] = ()
     logs: Mapping[LogRequest, str] = field(default_factory=dict)
+    # Why a log that is no reason to wait could not be read (the copy's: draft_head.py).
+    log_errors: Mapping[LogRequest, str] = field(default_factory=dict)
     # Fields of the wrong type (left out of the maps above, mlcc/deploy/shapes.py), and what
     # was not read (pods past the cap, logs past a round's budget): shown, never concluded from.
     malformed: Sequence[str] = ()

@@ -1,99 +1,28 @@
 """Does a running endpoint really decode speculatively? The decisions of `mlcc verify`.
 
 Pure: every function takes what the Kubernetes API returned (the InferenceEndpointConfig and
-pods as JSON-shaped dicts, container logs as text) and returns `Check`s. The CLI in
-`mlcc/cli/verify/command.py` fetches, calls `verify_endpoint` and prints the lines.
-
-What "proof" means per engine (docs/verify.md):
-- vLLM's engine core logs its config: `speculative_config=SpeculativeConfig(method='eagle3', ...`
-  or `speculative_config=None` when speculation is off;
-- SGLang logs `server_args=` with the resolved `speculative_algorithm` (a dict in 0.5.23,
-  `ServerArgs(...)` before);
-- acceptance metrics, once requests were served: vLLM `SpecDecoding metrics: Mean acceptance
-  length: X`, SGLang `accept len: X`.
+pods as JSON-shaped dicts, container logs as text) and returns `Check`s (mlcc/deploy/check.py).
+The CLI in `mlcc/cli/verify/command.py` fetches, calls `verify_endpoint` and prints the lines.
+What the stack config expects is `mlcc/deploy/expectation.py`; what "proof" means per engine, read
+from its log, is `mlcc/deploy/engine_log.py` (docs/verify.md).
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from mlcc import engine_contract as contract
-from mlcc.config.endpoints import EndpointConfig
+from mlcc.deploy.check import Check
+from mlcc.deploy.engine_log import check_acceptance, check_engine_log
+from mlcc.deploy.expectation import Expectation, is_speculative_variable
 from mlcc.facts.operator import ENDPOINT_STATE, KIND
-from mlcc.serving.engines import ENV_PREFIXES, Engine
-from mlcc.serving.speculative import speculative_env
+from mlcc.serving.engines import ENV_PREFIXES
 
 READY_STATE = ENDPOINT_STATE.ready[0]
 ALGORITHM_ENV = contract.ALGORITHM_ENV
-
-_VLLM_ENGINE_CONFIG = re.compile(
-    r"speculative_config=(?:(?P<none>None)|SpeculativeConfig\((?P<fields>[^)]*)\))"
-)
-_VLLM_FIELD = re.compile(r"(?P<key>\w+)=(?:'(?P<quoted>[^']*)'|(?P<bare>[^,\s)]+))")
-_SGLANG_SERVER_ARGS = re.compile(r"server_args=")
-# `'speculative_algorithm': 'EAGLE3'` (0.5.23 dict) or `speculative_algorithm='EAGLE3'` (older).
-_SGLANG_ALGORITHM = re.compile(
-    r"""['"]?speculative_algorithm['"]?\s*[:=]\s*(?:None|'(?P<single>[^']*)'|"(?P<double>[^"]*)")"""
-)
-_SGLANG_TRIPLE = re.compile(
-    r"""['"]?speculative_(?P<key>num_steps|eagle_topk|num_draft_tokens)['"]?\s*[:=]\s*(?P<value>None|\d+)"""
-)
-_VLLM_ACCEPTANCE = re.compile(
-    r"SpecDecoding metrics:.*?Mean acceptance length: (?P<length>[\d.]+)"
-    r"(?:.*?Avg Draft acceptance rate: (?P<rate>[\d.]+%))?"
-)
-_SGLANG_ACCEPTANCE = re.compile(
-    r"accept len: (?P<length>[\d.]+)(?:, accept rate: (?P<rate>[\d.]+))?"
-)
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    passed: bool
-    detail: str
-    skipped: bool = False  # not checked, and rightly so (a replaced pod): passes
-
-    @property
-    def line(self) -> str:
-        said = "SKIP" if self.skipped else "PASS" if self.passed else "FAIL"
-        return f"{said} {self.name}: {self.detail}"
-
-
-@dataclass(frozen=True)
-class Expectation:
-    """What the stack config says the selected engine must see and run."""
-
-    engine: Engine
-    env: Mapping[str, str]
-    engine_algorithm: str | None  # the vLLM method or SGLang algorithm; None = speculation off
-    algorithm: str | None  # the user-facing hp:speculativeAlgorithm
-
-    @property
-    def speculation_on(self) -> bool:
-        return self.engine_algorithm is not None
-
-
-def is_speculative_variable(name: str, engine: Engine) -> bool:
-    """The variables of the contract that the selected engine (or a human) reads."""
-    return contract.is_speculative_variable(engine, name)
-
-
-def expectation_for(endpoint: EndpointConfig) -> Expectation:
-    """The same env the endpoint component renders, narrowed to the endpoint's engine."""
-    engine, spec = endpoint.engine, endpoint.speculative
-    env = speculative_env(spec, {engine: endpoint.engine_release})
-    selected = {k: v for k, v in env.items() if is_speculative_variable(k, engine)}
-    return Expectation(
-        engine=engine,
-        env=selected,
-        engine_algorithm=spec.definition.engine_algorithm(engine) if spec else None,
-        algorithm=spec.algorithm if spec else None,
-    )
 
 
 # --- the InferenceEndpointConfig ---------------------------------------------------------------
@@ -202,126 +131,6 @@ def check_pods_found(pods: Sequence[Mapping[str, Any]], how: str) -> Check:
     return Check("pods", True, f"{len(pods)} selected by {how}: {names}")
 
 
-# --- engine logs -------------------------------------------------------------------------------
-
-
-def check_engine_log(check_name: str, log: str, expected: Expectation) -> Check:
-    if expected.engine is Engine.VLLM:
-        return _check_vllm_log(check_name, log, expected)
-    return _check_sglang_log(check_name, log, expected)
-
-
-def engine_config_logged(log: str, engine: Engine) -> bool:
-    """Whether the engine has logged the resolved config that `check_engine_log` reads."""
-    if engine is Engine.VLLM:
-        return _VLLM_ENGINE_CONFIG.search(log) is not None
-    lines = log.splitlines()
-    return any(_SGLANG_SERVER_ARGS.search(x) and _SGLANG_ALGORITHM.search(x) for x in lines)
-
-
-def _last_match(pattern: re.Pattern[str], lines: Iterable[str]) -> tuple[str, re.Match[str]] | None:
-    """The last line with a match, and that match (an engine restarted in-process logs twice)."""
-    found = None
-    for line in lines:
-        for match in pattern.finditer(line):
-            found = (line, match)
-    return found
-
-
-def _check_vllm_log(check_name: str, log: str, expected: Expectation) -> Check:
-    found = _last_match(_VLLM_ENGINE_CONFIG, log.splitlines())
-    if found is None:
-        return Check(
-            check_name,
-            False,
-            "no vLLM engine config line (`speculative_config=`) in the log; the engine has not "
-            "started yet, or the log was rotated",
-        )
-    match = found[1]
-    if match["none"]:
-        return _off_in_log(check_name, expected, "speculative_config=None")
-    fields = {
-        m["key"]: m["quoted"] if m["quoted"] is not None else m["bare"]
-        for m in _VLLM_FIELD.finditer(match["fields"])
-    }
-    method = fields.get("method")
-    shown = ", ".join(
-        f"{k}={fields[k]}" for k in ("method", "model", "num_spec_tokens") if k in fields
-    )
-    return _on_in_log(check_name, expected, method, method == expected.engine_algorithm, shown)
-
-
-def _check_sglang_log(check_name: str, log: str, expected: Expectation) -> Check:
-    args_lines = [line for line in log.splitlines() if _SGLANG_SERVER_ARGS.search(line)]
-    found = _last_match(_SGLANG_ALGORITHM, args_lines)
-    if found is None:
-        return Check(
-            check_name,
-            False,
-            "no SGLang `server_args=` line with speculative_algorithm in the log; the server has "
-            "not started yet, or the log was rotated",
-        )
-    line, match = found
-    algorithm = match["single"] if match["single"] is not None else match["double"]
-    if algorithm is None or algorithm.upper() == "NONE":
-        return _off_in_log(check_name, expected, "speculative_algorithm=None")
-    triple = {m["key"]: m["value"] for m in _SGLANG_TRIPLE.finditer(line)}
-    shown = ", ".join(
-        [f"speculative_algorithm={algorithm}", *(f"{k}={v}" for k, v in triple.items())]
-    )
-    want = (expected.engine_algorithm or "").upper()
-    accepted = contract.sglang_logged_names(want)
-    return _on_in_log(check_name, expected, algorithm, algorithm.upper() in accepted, shown)
-
-
-def _off_in_log(check_name: str, expected: Expectation, evidence: str) -> Check:
-    if not expected.speculation_on:
-        return Check(check_name, True, f"{evidence}: speculation is off, as configured")
-    return Check(
-        check_name,
-        False,
-        f"{evidence}: speculation is OFF although the stack asks for {expected.algorithm} "
-        f"({expected.engine_algorithm}); the engine did not receive its speculative settings",
-    )
-
-
-def _on_in_log(
-    check_name: str, expected: Expectation, running: str | None, matches: bool, shown: str
-) -> Check:
-    if not expected.speculation_on:
-        return Check(
-            check_name,
-            False,
-            f"speculation is ON ({shown}) although hp:speculativeAlgorithm is not set",
-        )
-    if not matches:
-        return Check(
-            check_name,
-            False,
-            f"the engine runs {running}, expected {expected.engine_algorithm} "
-            f"({expected.algorithm}): {shown}",
-        )
-    return Check(check_name, True, f"speculation is on: {shown}")
-
-
-def check_acceptance(check_name: str, log: str, engine: Engine) -> Check | None:
-    """The acceptance metrics, when requests have been served; None before any.
-
-    Fails only when every report shows an acceptance length of 1.0 or less: drafts are never
-    accepted, e.g. an EAGLE-3 head run as EAGLE.
-    """
-    pattern = _VLLM_ACCEPTANCE if engine is Engine.VLLM else _SGLANG_ACCEPTANCE
-    reports = [m for line in log.splitlines() for m in pattern.finditer(line)]
-    if not reports:
-        return None
-    last = reports[-1]
-    rate = f", acceptance rate {last['rate']}" if last["rate"] else ""
-    summary = f"mean acceptance length {last['length']}{rate} (last of {len(reports)} reports)"
-    if all(float(m["length"]) <= 1.0 for m in reports):
-        return Check(check_name, False, f"{summary}: no draft token was ever accepted")
-    return Check(check_name, True, summary)
-
-
 # --- the whole endpoint ------------------------------------------------------------------------
 
 
@@ -378,7 +187,3 @@ def _pod_checks(
     if acceptance is not None:
         checks.append(acceptance)
     return checks
-
-
-def all_passed(checks: Iterable[Check]) -> bool:
-    return all(check.passed for check in checks)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlcc.config.deploy_wait import DEFAULT_TIMEOUT_MINUTES
-from mlcc.deploy import endpoint_pods, readiness, shapes, verify
+from mlcc.deploy import draft_head, endpoint_pods, engine_log, readiness, shapes, verify
 from mlcc.deploy.cluster import ApiError, Cluster, TimeRanOut
 from mlcc.deploy.pods import live_pods, logs_wanted, pod_ready
 from mlcc.deploy.readiness import Reading
@@ -113,18 +113,50 @@ def observe(cluster: Cluster, target: Target, seen: LogsSeen | None = None) -> S
         text = cluster.log(target.namespace, request.pod, request.container, request.previous)
         if text is not None:
             logs[request] = text
-            if verify.engine_config_logged(text, target.expectation.engine):
+            if engine_log.engine_config_logged(text, target.expectation.engine):
                 seen.keep(request, pods, text)
+    errors = _read_copies(cluster, target, pods, seen, logs)
     return Snapshot(
         endpoint,
         pods,
         events,
         logs,
+        errors,
         tuple(malformed),
         tuple(unread),
         tuple(events_unread),
         read_at=time.time(),  # no time the API wrote is believed past it (snapshot.moment)
     )
+
+
+def _read_copies(
+    cluster: Cluster,
+    target: Target,
+    pods: Sequence[Mapping[str, Any]],
+    seen: LogsSeen,
+    logs: dict[LogRequest, str],
+) -> dict[LogRequest, str]:
+    """The logs of the ready pods' copies of an s3:// head (mlcc/deploy/draft_head.py), into
+    `logs`, at most MAX_LOGS_PER_ROUND a round; returns why those not read are missing. None of
+    them is a reason to wait or to fail: the progress says which were not checked."""
+    errors: dict[LogRequest, str] = {}
+    read = 0
+    for request in draft_head.log_requests(target.expectation, pods):
+        if (text := seen.get(request, pods)) is not None:
+            logs[request] = text
+            continue
+        if read >= MAX_LOGS_PER_ROUND:
+            errors[request] = f"not read (at most {MAX_LOGS_PER_ROUND} a round)"
+            continue
+        read += 1
+        text, why = draft_head.read_log(cluster, target.namespace, request.pod)
+        if text is None:
+            errors[request] = why
+            continue
+        logs[request] = text
+        if draft_head.marker_of(text) is not None:
+            seen.keep(request, pods, text)
+    return errors
 
 
 class LogsSeen:

@@ -132,3 +132,10 @@ KV_CACHE_CONNECTOR_FLAG = "kv-transfer-config"
 # The operator's own readiness probe waits the Kubernetes default of 1 s (the CRD's probe
 # timeoutSeconds "Defaults to 1 second"; aws-samples/llm_model_hub ISSUES_FIXED.md issue 6).
 OPERATOR_PROBE_TIMEOUT_SECONDS = 1
+
+# --- data capture -----------------------------------------------------------------------------
+
+# The IEC CRD's spec.dataCapture tiers (its fields), and the folder each writes its records in:
+# {s3Uri}/{hash}/<folder>/, the hash derived from the cluster ARN, namespace, CRD type and name
+# (AWS docs "Data capture for inference on HyperPod", its tier table).
+CAPTURE_TIER_FOLDERS = {"sagemakerEndpoint": "sme", "loadBalancer": "alb", "modelPod": "pod"}

@@ -18,9 +18,9 @@ from mlcc.config.operator.features import OperatorSettings
 from mlcc.config.scaling.autoscaling import Autoscaling, autoscaling_spec, metrics_env, metrics_spec
 from mlcc.config.stack import StackConfig
 from mlcc.facts.operator import GROUP, KIND, VERSION
-from mlcc.manifest import operator
+from mlcc.manifest import draft_copy, operator
 from mlcc.serving.engines import HEALTH_CHECK_PATHS, Engine, EngineRelease
-from mlcc.serving.speculative import SpeculativeSpec, speculative_env
+from mlcc.serving.speculative import SpeculativeSpec, served_spec, speculative_env
 
 API_VERSION = f"{GROUP}/{VERSION}"
 CONTAINER_PORT = 8080
@@ -61,6 +61,7 @@ class Workload:
     autoscaling: Autoscaling | None = None
     model_revision: str = "main"  # hp:modelRevision
     operator: OperatorSettings = field(default_factory=OperatorSettings)
+    draft_service_account: str | None = None  # the program's, for the copy of an s3:// draft
 
     @property
     def container_port(self) -> int:
@@ -95,6 +96,7 @@ def from_endpoint(config: StackConfig, endpoint: EndpointConfig) -> Workload:
         operator=endpoint.operator,
         max_deploy_seconds=config.deploy_wait.timeout_seconds,
         model_revision=endpoint.model_revision,
+        draft_service_account=draft_copy.service_account(config, endpoint),
     )
 
 
@@ -130,8 +132,10 @@ def engine_settings_env(workload: Workload) -> dict[str, str]:
 
 
 def environment(workload: Workload, spec: SpeculativeSpec | None) -> list[dict[str, object]]:
-    """`spec.worker.environmentVariables`: speculative sets for both engines, then settings."""
-    plain = {**speculative_env(spec, workload.engine_releases), **engine_settings_env(workload)}
+    """`spec.worker.environmentVariables`: speculative sets for both engines, then settings.
+    An s3:// draft is given to the engine as the local path its copy lands on."""
+    served = served_spec(spec, workload.model_mount_path)
+    plain = {**speculative_env(served, workload.engine_releases), **engine_settings_env(workload)}
     env: list[dict[str, object]] = [{"name": k, "value": v} for k, v in plain.items()]
     if workload.hf_token_secret:
         env.append(
@@ -199,6 +203,8 @@ def endpoint_spec(
         workload.instance_type, health, workload.container_port, workload.max_deploy_seconds
     )
     operator.apply(rendered, workload.operator, container)
+    draft = spec.draft_model if spec is not None else None
+    draft_copy.apply(rendered, draft, workload.draft_service_account)
     return rendered
 
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from mlcc.config.endpoints import EndpointConfig
 from mlcc.config.infrastructure import resource_base_name
-from mlcc.config.stack import StackConfig, may_speculate
+from mlcc.config.stack import StackConfig
+from mlcc.config.stack_keys import may_speculate
 from mlcc.observability.promql import Series
 
 # The importable files `mlcc plan --out DIR` writes (relative to DIR), when hp:observability is on.

@@ -64,6 +64,12 @@ def headline_lines(document: Mapping[str, Any] | None) -> list[str]:
             f"  endpoint {share.get('endpoint')}: {share.get('gpus')} of {share.get('of_gpus')} "
             f"GPUs of {share.get('instance_type')}, {figure}"
         )
+    for item in document.get("capture") or []:
+        lines += _wrapped(
+            f"  {item}: price unknown (billed per GB-month and per request; no sourced S3 "
+            "price in the snapshot), not in the total"
+        )
+    lines += _training_lines(document.get("draft_training"))
     for difference in document.get("differences", []):
         lines += _wrapped(f"  price changed: {difference}")
     not_priced = [
@@ -71,6 +77,21 @@ def headline_lines(document: Mapping[str, Any] | None) -> list[str]:
         *(f"{item} (not found)" for item in document.get("not_found", [])),
     ]
     return [*lines, *_wrapped(f"  not priced: {', '.join(not_priced)}")]
+
+
+def _training_lines(training: Any) -> list[str]:
+    """hp:draftTraining's node per hour while the job runs; its duration is not known."""
+    if not isinstance(training, Mapping):
+        return []
+    group = f" (group {training['group']})" if training.get("group") else ""
+    head = f"  draft training {training.get('job')}: {training.get('instance_type')} x 1{group}"
+    if training.get("per_hour") is None:
+        return _wrapped(f"{head} @ not found: {training.get('not_found')}, duration unknown")
+    counted = ", a node counted in the total above" if training.get("in_total") else ""
+    return _wrapped(
+        f"{head} @ {_money(training.get('per_hour'))}/h while it runs{counted}, duration "
+        f"{training.get('duration', 'unknown')}"
+    )
 
 
 def _dates(source: Mapping[str, Any]) -> str:

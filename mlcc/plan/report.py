@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mlcc.engine_contract.values import printable
-from mlcc.plan import features, graph, image_cuda
+from mlcc.plan import capture, features, graph, image_cuda
 from mlcc.plan.graph import CR_TYPE
 from mlcc.plan.schedule import endpoint_schedule
 from mlcc.serving.engines import PINNED_VERSIONS, Engine
+from mlcc.userfiles.reading import dig
 
 HYPERPOD_TYPE = "aws-native:sagemaker:Cluster"
 MAX_COLUMNS = 100
@@ -145,7 +146,8 @@ def headline(
     endpoints = [r for r in resources if r.type == CR_TYPE]
     for endpoint in endpoints:
         lines += _endpoint_lines(endpoint, values, speculative_flags)
-        name = _dig(endpoint.inputs, "metadata", "name") or endpoint.name
+        lines += capture.lines(dig(endpoint.inputs, "spec") or {}, resources)
+        name = dig(endpoint.inputs, "metadata", "name") or endpoint.name
         lines += [f"  preflight: {line}" for line in (preflight or {}).get(name, ())]
     return lines if endpoints else [*lines, "no endpoint"]
 
@@ -163,7 +165,7 @@ def _group_text(group: Mapping[str, Any]) -> str:
 
 
 def endpoint_env(cr: PlannedResource) -> dict[str, str]:
-    worker = _dig(cr.inputs, "spec", "worker") or {}
+    worker = dig(cr.inputs, "spec", "worker") or {}
     variables = worker.get("environmentVariables") or [] if isinstance(worker, dict) else []
     return {
         str(e["name"]): str(e["value"])
@@ -172,33 +174,25 @@ def endpoint_env(cr: PlannedResource) -> dict[str, str]:
     }
 
 
-def _dig(value: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(value, dict):
-            return None
-        value = value.get(key)
-    return value
-
-
 def _endpoint_lines(
     cr: PlannedResource, values: Mapping[str, str], speculative_flags: SpeculativeFlags
 ) -> list[str]:
     env = endpoint_env(cr)
-    labels = _dig(cr.inputs, "metadata", "labels") or {}
+    labels = dig(cr.inputs, "metadata", "labels") or {}
     engine = _engine(labels, env)
     version = (
         labels.get(_ENGINE_VERSION_LABEL)
         or values.get("hp:engineVersion")
         or (PINNED_VERSIONS[Engine(engine)] if engine in set(Engine) else "?")
     )
-    model = _dig(cr.inputs, "spec", "modelSourceConfig", "huggingFaceModel", "modelId") or next(
+    model = dig(cr.inputs, "spec", "modelSourceConfig", "huggingFaceModel", "modelId") or next(
         (env[v] for v in _MODEL_VARIABLES if v in env), "?"
     )
-    name = _dig(cr.inputs, "metadata", "name") or cr.name
-    namespace = _dig(cr.inputs, "metadata", "namespace") or "default"
-    spec = _dig(cr.inputs, "spec") or {}
+    name = dig(cr.inputs, "metadata", "name") or cr.name
+    namespace = dig(cr.inputs, "metadata", "namespace") or "default"
+    spec = dig(cr.inputs, "spec") or {}
     instance = f"{features.instance_types(spec)} x {spec.get('replicas')}"
-    scaling = _dig(cr.inputs, "spec", "autoScalingSpec")
+    scaling = dig(cr.inputs, "spec", "autoScalingSpec")
     if isinstance(scaling, Mapping):
         low, high = scaling.get("minReplicaCount"), scaling.get("maxReplicaCount")
         instance += f" (autoscaling {low}-{high})"

@@ -15,21 +15,14 @@ from typing import Any
 from mlcc.engine_contract import schedule_text
 from mlcc.plan.graph import CR_TYPE
 from mlcc.serving.schedule import ranges_in_env
+from mlcc.userfiles.reading import dig
 
 ENGINE_LABEL = "hp.mlcc/engine"
 _MODEL_VARIABLES = {"SM_VLLM_MODEL": "vllm", "SM_SGLANG_MODEL_PATH": "sglang"}
 
 
-def _dig(value: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(key)
-    return value
-
-
 def _env(inputs: Any) -> dict[str, str]:
-    variables = _dig(inputs, "spec", "worker", "environmentVariables")
+    variables = dig(inputs, "spec", "worker", "environmentVariables")
     items = variables if isinstance(variables, list) else []
     return {
         str(e["name"]): str(e["value"])
@@ -41,7 +34,7 @@ def _env(inputs: Any) -> dict[str, str]:
 def endpoint_schedule(inputs: Any) -> str | None:
     """`1-8: 5, 9-32: 2, 33+: 0` for a CR whose engine is given a schedule, else None."""
     env = _env(inputs)
-    engine = _dig(inputs, "metadata", "labels", ENGINE_LABEL) or next(
+    engine = dig(inputs, "metadata", "labels", ENGINE_LABEL) or next(
         (name for variable, name in _MODEL_VARIABLES.items() if variable in env), None
     )
     if engine not in set(_MODEL_VARIABLES.values()):

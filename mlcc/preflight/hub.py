@@ -9,7 +9,7 @@ Each fetch runs under a deadline, every answer under a size limit, with no compr
 one a bounded read. A file from the Hub cache is believed only when its bytes have the hash the
 cache names it by (mlcc/preflight/bounded/hub_cache.py): a damaged cache is blamed, by its path,
 not the Hub. Every value of config.json goes through one typed reader
-(mlcc/preflight/bounded/values.py).
+(mlcc/preflight/bounded/values.py); which size figure is believed is mlcc/preflight/weight_size.py.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import contextvars
 import os
 import threading
 import time
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,33 +44,16 @@ from mlcc.preflight.bounded.hub_http import (
     last_attempt,
     time_left,
 )
-from mlcc.preflight.bounded.values import shown
 from mlcc.preflight.facts import ModelFacts, NotAModelConfig, model_facts, with_estimate
 from mlcc.preflight.head_weights import with_fc_width
+from mlcc.preflight.weight_size import INDEX_FILE, believable, index_figures, listed_size
 from mlcc.userfiles.reading import UserFileError, parse_json, read_bytes
 
 CONFIG_FILE = "config.json"
-INDEX_FILE = "model.safetensors.index.json"
 MAX_JSON_BYTES = 4 * 1024 * 1024  # a config larger than this is not one
 MAX_INDEX_BYTES = MAX_ANSWER_BYTES  # an index lists every tensor: 100k of them take ~10 MB
-# The largest open checkpoints take about 2 TB; a listed size above this is no checkpoint's.
-MAX_WEIGHT_BYTES = 16 * 1024**4
 CONTRADICTION = 0.05  # the index's total_size and its files' sizes differ by more: not believed
 _started: contextvars.ContextVar[float] = contextvars.ContextVar("fetch_started", default=0.0)
-_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt")
-# safetensors dtype names (the Hub's `safetensors.parameters` keys) -> bytes per parameter
-_SAFETENSORS_BYTES = {
-    "F64": 8,
-    "F32": 4,
-    "I64": 8,
-    "I32": 4,
-    "BF16": 2,
-    "F16": 2,
-    "F8_E4M3": 1,
-    "F8_E5M2": 1,
-    "I8": 1,
-    "U8": 1,
-}
 
 
 @dataclass(frozen=True)
@@ -147,13 +129,15 @@ def fetch(ref: ModelRef, seconds: float) -> FetchResult:
             facts = with_estimate(model_facts(config, size))
             facts = with_fc_width(facts, ref.model, ref.revision, ref.token)
             return Fetched(facts, notes)
-        except _Failure as failure:
+        except Failure as failure:
             return failure.result
         except NotAModelConfig as error:
             return Refused(f"its {CONFIG_FILE} {error}")
 
 
-class _Failure(Exception):
+class Failure(Exception):
+    """A read's end: the result to return (mlcc.preflight.s3_head raises it too)."""
+
     def __init__(self, result: Refused | Unreachable) -> None:
         super().__init__(str(result))
         self.result = result
@@ -173,7 +157,7 @@ def _download(ref: ModelRef, filename: str) -> Path:
             )
         )
     except Exception as error:  # every answer of the source becomes one line, never a traceback
-        raise _Failure(_classified(ref, filename, error)) from None
+        raise Failure(_classified(ref, filename, error)) from None
 
 
 def _offline() -> bool:
@@ -240,40 +224,41 @@ def _read_json(path: Path, max_bytes: int) -> object:
         data = cached_bytes(path, max_bytes, _started.get())
     except HubMismatch as mismatch:
         where = os.environ.get("HF_ENDPOINT") or constants.ENDPOINT
-        raise _Failure(Unreachable(f"{where}: {mismatch}")) from None
+        raise Failure(Unreachable(f"{where}: {mismatch}")) from None
     except TooLarge as fault:
-        raise _Failure(Refused(str(fault))) from None
+        raise Failure(Refused(str(fault))) from None
     except CacheFault as fault:
-        raise _Failure(Unreachable(str(fault))) from None
-    return _parsed(data, path.name)
+        raise Failure(Unreachable(str(fault))) from None
+    return parsed_json(data, f"its {path.name}")
 
 
-def _parsed(data: bytes, name: str) -> object:
+def parsed_json(data: bytes, where: str) -> object:
+    """A JSON file's value; text that is not UTF-8 or not JSON is a Failure naming `where`."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise _Failure(Refused(f"its {name} is not UTF-8 text")) from None
+        raise Failure(Refused(f"{where} is not UTF-8 text")) from None
     problem, value = parse_json(text)
     if problem is not None:
-        raise _Failure(Refused(f"its {name} {problem}"))
+        raise Failure(Refused(f"{where} {problem}"))
     return value
 
 
 def _weight_bytes(ref: ModelRef, seconds: float) -> tuple[int | None, tuple[str, ...]]:
     """(bytes, notes): the files' sizes in the Hub's file metadata, else the safetensors index's
     total_size, else the metadata's parameter counts; None when no source gives a believable
-    size (each figure a whole number of bytes up to MAX_WEIGHT_BYTES). An index whose
+    size (mlcc/preflight/weight_size.py: a whole number of bytes, up to a limit). An index whose
     total_size contradicts its files' sizes is not believed, and a note says so."""
     notes: list[str] = []
     shards: frozenset[str] | None = None  # the index's files, when there is an index
     index_total = None
     try:
         index = _read_json(_download(ref, INDEX_FILE), MAX_INDEX_BYTES)
-    except _Failure as failure:
+    except Failure as failure:
         if not (isinstance(failure.result, Refused) and INDEX_FILE in failure.result.message):
             return None, ()
     else:
-        index_total, shards = _index_figures(index, notes)
+        index_total, shards = index_figures(index, notes)
     if _offline():
         return index_total, tuple(notes)
     try:
@@ -282,7 +267,7 @@ def _weight_bytes(ref: ModelRef, seconds: float) -> tuple[int | None, tuple[str,
         )
     except Exception:  # the size is then the index's or unknown, and the memory check says so
         return index_total, tuple(notes)
-    listed = _listed_size(info, shards, notes)
+    listed = listed_size(info, shards, notes)
     if listed is None:
         return index_total, tuple(notes)
     if index_total is not None and abs(listed - index_total) > CONTRADICTION * listed:
@@ -294,95 +279,26 @@ def _weight_bytes(ref: ModelRef, seconds: float) -> tuple[int | None, tuple[str,
     return index_total or listed, tuple(notes)
 
 
-def _believable(value: object) -> int | None:
-    """A whole number of bytes up to MAX_WEIGHT_BYTES; a float that is whole (16060522496.0,
-    as some writers of the index put it) is that number."""
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return value if 0 < value <= MAX_WEIGHT_BYTES else None
-
-
-def _index_figures(index: object, notes: list[str]) -> tuple[int | None, frozenset[str] | None]:
-    metadata = index.get("metadata") if isinstance(index, Mapping) else None
-    total = metadata.get("total_size") if isinstance(metadata, Mapping) else None
-    weight_map = index.get("weight_map") if isinstance(index, Mapping) else None
-    shards = None
-    if isinstance(weight_map, Mapping):
-        shards = frozenset(v for v in weight_map.values() if isinstance(v, str))
-    size = _believable(total)
-    if total is not None and size is None:
-        notes.append(
-            f"its {INDEX_FILE}'s total_size is {shown(total)}, not a size of weights "
-            f"(a whole number of bytes up to {MAX_WEIGHT_BYTES >> 40} TiB)"
-        )
-    return size, shards
-
-
-def _listed_size(info: object, shards: frozenset[str] | None, notes: list[str]) -> int | None:
-    """The sum of the weight files' sizes the Hub lists (the index's shards when there is an
-    index), else the safetensors parameter counts times their dtype's bytes."""
-    sizes: dict[str, int] = {}
-    for sibling in getattr(info, "siblings", None) or []:
-        name, size = getattr(sibling, "rfilename", None), getattr(sibling, "size", None)
-        if isinstance(name, str) and isinstance(size, int) and not isinstance(size, bool):
-            if size < 0:
-                return None  # a listing with a negative size says nothing true
-            sizes[name] = size
-    groups: Iterable[Iterable[str]]
-    if shards is not None:
-        groups = [shards] if shards and shards <= sizes.keys() else []
-    else:
-        groups = [[n for n in sizes if n.endswith(suffix)] for suffix in _WEIGHT_SUFFIXES]
-    for names in groups:
-        total = sum(sizes[n] for n in names)
-        if total:
-            return _within(total, "its files on the Hub", notes)
-    if shards is not None:
-        return None
-    parameters = getattr(getattr(info, "safetensors", None), "parameters", None)
-    if not isinstance(parameters, Mapping):
-        return None
-    counts = [
-        (count, _SAFETENSORS_BYTES.get(str(dtype), 2))
-        for dtype, count in parameters.items()
-        if isinstance(count, int) and not isinstance(count, bool) and count > 0
-    ]
-    counted = sum(count * width for count, width in counts)
-    return _within(counted, "its parameter counts on the Hub", notes) if counted else None
-
-
-def _within(total: int, source: str, notes: list[str]) -> int | None:
-    if total <= MAX_WEIGHT_BYTES:
-        return total
-    notes.append(
-        f"{source} add up to {total:,} bytes, more than any checkpoint "
-        f"({MAX_WEIGHT_BYTES >> 40} TiB): not believed"
-    )
-    return None
-
-
 def _local(directory: Path) -> FetchResult:
     config = directory / CONFIG_FILE
     if not config.is_file():
         return Unreachable(f"{directory} is a path inside the image, not on this machine")
     try:
-        facts_config = _parsed(_local_bytes(config, MAX_JSON_BYTES), CONFIG_FILE)
+        facts_config = parsed_json(_local_bytes(config, MAX_JSON_BYTES), f"its {CONFIG_FILE}")
         index = directory / INDEX_FILE
         notes: list[str] = []
         size = None
         if index.is_file():
-            read = _parsed(_local_bytes(index, MAX_INDEX_BYTES), index.name)
-            size, _ = _index_figures(read, notes)
+            read = parsed_json(_local_bytes(index, MAX_INDEX_BYTES), f"its {index.name}")
+            size, _ = index_figures(read, notes)
         else:
             files = [p for p in directory.glob("*.safetensors") if p.is_file()]
-            size = _believable(sum(p.stat().st_size for p in files))
+            size = believable(sum(p.stat().st_size for p in files))
         facts = with_estimate(model_facts(facts_config, size))
         return Fetched(with_fc_width(facts, str(directory)), tuple(notes))
     except OSError as error:
         return Unreachable(f"cannot read {directory}: {error.strerror or error}")
-    except _Failure as failure:
+    except Failure as failure:
         return failure.result
     except NotAModelConfig as error:
         return Refused(f"its {CONFIG_FILE} {error}")
@@ -392,4 +308,4 @@ def _local_bytes(path: Path, max_bytes: int) -> bytes:
     try:
         return read_bytes(path, "", max_bytes)
     except UserFileError as error:
-        raise _Failure(Refused(f"its {path.name}: {error}")) from None
+        raise Failure(Refused(f"its {path.name}: {error}")) from None

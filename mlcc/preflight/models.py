@@ -12,7 +12,9 @@ from mlcc.config.aws import instances
 from mlcc.config.deploy_wait import DeployWait
 from mlcc.config.endpoints import EndpointConfig
 from mlcc.config.stack import StackConfig
-from mlcc.preflight import memory, rules, speculators, startup
+from mlcc.preflight import memory, rules, s3_head, speculators, startup, training_part
+from mlcc.preflight.account import fetch as account_fetch
+from mlcc.preflight.account.facts import Unreached
 from mlcc.preflight.bounded.hub_http import last_attempt
 from mlcc.preflight.facts import ModelFacts
 from mlcc.preflight.gpus import GpuSpec, gpu_spec
@@ -26,6 +28,7 @@ from mlcc.preflight.hub import (
     install_deadline_client,
 )
 from mlcc.preflight.outcome import Outcome, Unchecked, combine
+from mlcc.serving import s3_draft
 from mlcc.serving.speculative import Problem
 from mlcc.stackfiles.resolve import SECRET_PLACEHOLDER
 
@@ -50,12 +53,19 @@ def models_part(
     token = _token(config)
     endpoints = [_refs(e, token) for e in config.endpoints]
     refs = {ref for e in endpoints for ref in (e.target, e.draft) if ref is not None}
-    results = fetch_all(refs, deadline_seconds)
+    clients_of = shared_clients(config, deadline_seconds)
+    training = training_part.start(config, clients_of)  # its S3 read beside the Hub's
+    results = fetch_all(refs, deadline_seconds, s3_reader(config, deadline_seconds, clients_of))
     deploy_seconds = config.deploy_wait.timeout_seconds
-    return combine(
+    outcome = combine(
         check_endpoint(e, results, gpus(e.endpoint.instance_type), deploy_seconds)
         for e in endpoints
     )
+    if training is None or not endpoints:
+        return outcome
+    # hp:draftTraining's target is the first endpoint's hp:model: its fetch is shared
+    found = training(results[endpoints[0].target], gpus, deadline_seconds + 2)
+    return combine([outcome, found])
 
 
 def _token(config: StackConfig) -> str | None:
@@ -74,15 +84,61 @@ def _refs(endpoint: EndpointConfig, token: str | None) -> EndpointModels:
     return EndpointModels(endpoint, target, draft)
 
 
-def fetch_all(refs: Iterable[ModelRef], seconds: float) -> dict[ModelRef, FetchResult]:
-    """Each fetch in its own daemon thread (a stuck one cannot hold the program), all at once."""
+def shared_clients(
+    config: StackConfig, seconds: float
+) -> Callable[[], account_fetch.Clients | Unreached]:
+    """Preflight's AWS clients of the stack's profile and region, made on first use, once."""
+    made: list[account_fetch.Clients | Unreached] = []
+    lock = threading.Lock()
+
+    def clients() -> account_fetch.Clients | Unreached:
+        with lock:
+            if not made:
+                made.append(account_fetch.clients(config.region, config.aws_profile, seconds))
+            return made[0]
+
+    return clients
+
+
+def s3_reader(
+    config: StackConfig,
+    seconds: float,
+    clients_of: Callable[[], account_fetch.Clients | Unreached] | None = None,
+) -> Callable[[str], FetchResult]:
+    """How an s3:// draft is read: with preflight's AWS clients (`clients_of`, shared with the
+    other S3 reads); in Kubernetes-only mode (no AWS calls) it is not read."""
+    made = clients_of or shared_clients(config, seconds)
+
+    def read(uri: str) -> FetchResult:
+        if config.infrastructure.calls_no_aws:
+            return Unreachable(
+                "the stack makes no AWS calls (hp:kubeconfig mode), so S3 is not read"
+            )
+        clients = made()
+        if isinstance(clients, Unreached):
+            return Unreachable(f"{clients.source}: {clients.why}")
+        return s3_head.fetch(uri, clients)
+
+    return read
+
+
+def fetch_all(
+    refs: Iterable[ModelRef],
+    seconds: float,
+    from_s3: Callable[[str], FetchResult] | None = None,
+) -> dict[ModelRef, FetchResult]:
+    """Each fetch in its own daemon thread (a stuck one cannot hold the program), all at once;
+    an s3:// draft through `from_s3`."""
     install_deadline_client()  # before the threads: replacing the client closes the old one
     results: dict[ModelRef, FetchResult] = {}
     threads = []
     for ref in refs:
 
         def work(ref: ModelRef = ref) -> None:
-            results[ref] = fetch(ref, seconds)
+            if s3_draft.is_s3(ref.model):
+                results[ref] = from_s3(ref.model) if from_s3 else Unreachable("S3 is not read here")
+            else:
+                results[ref] = fetch(ref, seconds)
 
         thread = threading.Thread(target=work, daemon=True, name=f"preflight {ref.model}")
         thread.start()

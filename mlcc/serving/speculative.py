@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mlcc import engine_contract as contract
-from mlcc.serving import schedule_rules, speculative_options
+from mlcc.serving import s3_draft, schedule_rules, speculative_options
 from mlcc.serving.engines import Engine, EngineRelease, release
 from mlcc.serving.schedule import SpeculativeSchedule, engine_env
 
@@ -69,6 +69,14 @@ class SpeculativeSpec:
         return min(DEFAULT_TREE_DRAFT_TOKENS, self.num_tokens * self.topk + 1)
 
 
+def served_spec(spec: SpeculativeSpec | None, model_mount_path: str) -> SpeculativeSpec | None:
+    """The spec the engine is given: an s3:// draft becomes the local path its copy lands on
+    (mlcc/serving/s3_draft.py), without a Hub revision; any other spec is returned as it is."""
+    if spec is None or not s3_draft.is_s3(spec.draft_model):
+        return spec
+    return replace(spec, draft_model=s3_draft.local_path(model_mount_path), draft_revision=None)
+
+
 @dataclass(frozen=True)
 class Problem:
     key: str
@@ -96,7 +104,7 @@ def accepts(release: EngineRelease, algorithm: str) -> bool:
 
 def check(spec: SpeculativeSpec, engine: Engine, release: EngineRelease) -> Checked:
     """The stack-config rules for the selected engine at its version."""
-    errors = [*_draft_problems(spec), *_count_problems(spec)]
+    errors = [*_draft_problems(spec, engine), *_count_problems(spec)]
     warnings = list(_useless_setting_warnings(spec, engine))
     if not accepts(release, spec.algorithm):
         errors.append(Problem(KEY_ALGORITHM, _refusal(spec.algorithm, release)))
@@ -130,7 +138,7 @@ def _refusal(algorithm: str, release: EngineRelease) -> str:
     )
 
 
-def _draft_problems(spec: SpeculativeSpec) -> list[Problem]:
+def _draft_problems(spec: SpeculativeSpec, engine: Engine) -> list[Problem]:
     if not spec.definition.takes_draft:
         return []
     if not spec.draft_model and not spec.definition.needs_draft:
@@ -144,8 +152,28 @@ def _draft_problems(spec: SpeculativeSpec) -> list[Problem]:
                 "the target as its own draft",
             )
         ]
+    if s3_draft.is_s3(spec.draft_model):
+        return _s3_draft_problems(spec.draft_model, engine)
     problem = draft_model_problem(spec.draft_model)
     return [Problem(KEY_MODEL, problem)] if problem else []
+
+
+def _s3_draft_problems(draft: str, engine: Engine) -> list[Problem]:
+    """A trained head in S3: copied into the pod for vLLM; SGLang cannot read its format."""
+    problem = s3_draft.s3_draft_problem(draft)
+    if problem is not None:
+        return [Problem(KEY_MODEL, problem)]
+    if engine is Engine.SGLANG:
+        return [
+            Problem(
+                KEY_MODEL,
+                f"{draft} is an s3:// draft, which this program serves only as a trained "
+                "speculators-format head, and SGLang does not read that format (no SGLang "
+                "release reads speculators_config); set hp:engine to vllm, or give an SGLang "
+                "draft as a Hub id or an absolute path in the image",
+            )
+        ]
+    return []
 
 
 def _count_problems(spec: SpeculativeSpec) -> list[Problem]:

@@ -1,6 +1,7 @@
 """Numbers a user types on the command line, each read by one rule: decimal text within the
 flag's bounds, or one ValueError line that shows the text safely (quoted, control characters
-escaped, cut at 40 characters). `flag_type` makes the same rule an argparse `type=`."""
+escaped, cut at 40 characters). `flag_type` and `whole_flag_type` make the same rules an argparse
+`type=`."""
 
 from __future__ import annotations
 
@@ -58,6 +59,18 @@ def flag_type(
     def parse(text: str) -> float:
         try:
             return number(text, unit, least, most, above=above, note=note)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    return parse
+
+
+def whole_flag_type(most: int, least: int = 1) -> Callable[[str], int]:
+    """`whole_number` as an argparse type: the refusal becomes argparse's `error: --flag: ...`."""
+
+    def parse(text: str) -> int:
+        try:
+            return whole_number(text, most, least)
         except ValueError as error:
             raise argparse.ArgumentTypeError(str(error)) from None
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +142,16 @@ def depth_of(value: Any) -> int:
             deepest = max(deepest, depth + 1)
             stack.extend((child, depth + 1) for child in item)
     return deepest
+
+
+def dig(value: Any, *keys: str) -> Any:
+    """The value at `keys` inside JSON-shaped `value` (maps within maps), None when a key is
+    absent or a step is not a map."""
+    for key in keys:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
 
 
 __all__ = ["UserFileError", "parse_json", "read_bytes", "read_json", "read_json_lines", "read_text"]

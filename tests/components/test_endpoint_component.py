@@ -12,7 +12,7 @@ from program_runs import CR_TYPE, IMAGE, run_endpoint, run_main
 
 from mlcc.components.endpoint import InferenceEndpoint, InferenceEndpointArgs
 from mlcc.components.namespace import EndpointNamespace, EndpointNamespaceArgs
-from mlcc.config.stack import Secret
+from mlcc.config.stack_keys import Secret
 from mlcc.manifest.workload import Workload
 from mlcc.plan import mocks as offline
 from mlcc.serving.engines import Engine

@@ -8,14 +8,12 @@ from typing import Any
 import pytest
 import verify_samples as s
 
+from mlcc.deploy.check import Check, all_passed
 from mlcc.deploy.endpoint_pods import endpoint_pods
+from mlcc.deploy.engine_log import check_acceptance, check_engine_log
 from mlcc.deploy.verify import (
-    Check,
     Observed,
-    all_passed,
-    check_acceptance,
     check_endpoint_state,
-    check_engine_log,
     check_env,
     verify_endpoint,
     worker_container,

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mlcc.config import stack as config
-from mlcc.deploy.verify import Expectation, expectation_for
+from mlcc.deploy.expectation import Expectation, expectation_for
 from mlcc.manifest import workload
 
 IMAGE = (

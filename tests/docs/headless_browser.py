@@ -12,12 +12,15 @@ import base64
 import contextlib
 import functools
 import json
+import os
 import queue
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
+import time
 import urllib.request
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -85,6 +88,7 @@ class Browser:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
+            start_new_session=True,  # its helpers (renderer, crashpad) are stopped with it
         )
         self._stderr: list[str] = []
         self._lines: queue.Queue[str | None] = queue.Queue()
@@ -143,13 +147,30 @@ class Browser:
         if self._socket is not None:
             with contextlib.suppress(Exception):
                 self._socket.close()
-        self._process.terminate()
+        self._signal_group(signal.SIGTERM)
         try:
             self._process.wait(timeout=EVENT_S)
         except subprocess.TimeoutExpired:
             self._process.kill()
             self._process.wait()
-        self._profile.cleanup()
+        # A helper that outlived the browser still writes into the profile; none may be left.
+        self._signal_group(signal.SIGKILL)
+        self._remove_profile()
+
+    def _signal_group(self, number: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._process.pid, number)
+
+    def _remove_profile(self) -> None:
+        deadline = time.monotonic() + EVENT_S
+        while True:
+            try:
+                self._profile.cleanup()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
 
     # -- the protocol --------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ import pytest
 
 from mlcc import engine_contract as contract
 from mlcc.cli import build_parser
-from mlcc.config import schema, stack
+from mlcc.config import provider_keys, schema
 from mlcc.serving.engines import RELEASES, Engine
 
 REPO = Path(__file__).resolve().parents[2]
@@ -46,7 +46,7 @@ def test_the_configuration_page_lists_every_key_under_its_own_heading() -> None:
     for key in schema.KEYS:
         assert f"### `{key.qualified}`\n" in text, key.qualified
         assert f"| [`{key.qualified}`](#{generator.anchor(key.qualified)}) |" in text
-    for name in stack.PROVIDER_KEYS:
+    for name in provider_keys.PROVIDER_KEYS:
         assert f"### `{name}`\n" in text, name
 
 

@@ -7,9 +7,10 @@ one log file each. Every process runs in its own process group, killed on exit.
 
 - The API server authorizes with RBAC; every client here (the admin kubeconfig, the controller
   manager, the scheduler, kwok) is in system:masters.
-- The controller manager runs only what a Deployment and `pulumi destroy` need: Deployments,
-  ReplicaSets, garbage collection, namespace deletion, service accounts and the root CA
-  ConfigMap (no node lifecycle: kwok's nodes never heartbeat, and nothing marks them NotReady).
+- The controller manager runs only what a Deployment, a batch/v1 Job (hp:draftTraining's
+  `operator: job`) and `pulumi destroy` need: Deployments, ReplicaSets, Jobs, garbage
+  collection, namespace deletion, service accounts and the root CA ConfigMap (no node
+  lifecycle: kwok's nodes never heartbeat, and nothing marks them NotReady).
 - The scheduler places pods by their GPU requests and node selectors/affinity.
 - kwok fakes the nodes annotated `kwok.x-k8s.io/node: fake` and their pods, with its own
   default stages (kwok/stages.yaml: pods turn Running and Ready as soon as they are bound, and
@@ -63,6 +64,7 @@ SERVICE_RANGE = "10.0.0.0/24"
 CONTROLLERS = (
     "deployment-controller",
     "replicaset-controller",
+    "job-controller",
     "garbage-collector-controller",
     "namespace-controller",
     "serviceaccount-controller",

@@ -33,7 +33,9 @@ Each field it writes -> its values -> the sources (docs/operator-facts.md's shor
   types (`DeploymentReady`, `SageMakerEndpointRegistered`): assumed (no source lists any)
 
 The worker container is the IEC's `spec.worker` (image, args, env, ports, resources, probes,
-working dir, the model volume as an emptyDir), named `model` (assumed: no source names it);
+working dir, the model volume as an emptyDir), named `model` (assumed: no source names it),
+after `spec.kubernetes.initContainers`, with `spec.kubernetes.volumes` (one named as the model
+volume replaces it) and `serviceAccountName`; kwok marks the init containers done at once;
 pods are pinned to the endpoint's instance types by node affinity (`spec.nodeAffinity` when
 given), placed by the real scheduler and run by kwok. The Deployment strategy is Kubernetes'
 default (assumed): a rolling update needs room for one more pod.
@@ -377,8 +379,18 @@ def pod_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
     if volume.get("name"):
         container["volumeMounts"] = [{"name": volume["name"], "mountPath": volume["mountPath"]}]
     found: dict[str, Any] = {"containers": [container], "affinity": affinity(spec)}
-    if volume.get("name"):
-        found["volumes"] = [{"name": volume["name"], "emptyDir": {}}]
+    # spec.kubernetes: the init containers run before the worker, the volumes are added, one
+    # named as the model volume replaces the operator's (the chart's samples, docs/draft-serving.md)
+    extra = spec.get("kubernetes") or {}
+    if extra.get("initContainers"):
+        found["initContainers"] = [dict(c) for c in extra["initContainers"]]
+    volumes = [dict(v) for v in extra.get("volumes") or []]
+    if volume.get("name") and not any(v.get("name") == volume["name"] for v in volumes):
+        volumes.append({"name": volume["name"], "emptyDir": {}})
+    if volumes:
+        found["volumes"] = volumes
+    if extra.get("serviceAccountName"):
+        found["serviceAccountName"] = extra["serviceAccountName"]
     return found
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from crd_schema import assert_valid_manifest
 
 from mlcc.config.stack import parse
-from mlcc.manifest.workload import API_VERSION, KIND, endpoint_spec, from_endpoint
+from mlcc.manifest.workload import API_VERSION, KIND, Workload, endpoint_spec, from_endpoint
 from mlcc.serving.speculative import SpeculativeSpec
 
 CRD = "inferenceendpointconfigs.yaml"
@@ -20,6 +20,16 @@ BASE = {
 }
 
 
+def endpoint_manifest(w: Workload, image: str, spec: SpeculativeSpec | None) -> dict[str, object]:
+    """The InferenceEndpointConfig the endpoint component declares for `w`."""
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": {"name": w.endpoint_name, "namespace": w.namespace},
+        "spec": endpoint_spec(w, image, spec),
+    }
+
+
 def valid_specs(
     values: dict[str, str], image: str, speculative: SpeculativeSpec | None = None
 ) -> dict[str, dict[str, Any]]:
@@ -27,12 +37,7 @@ def valid_specs(
     config = parse({**BASE, **values}, stack="dev").config
     rendered: dict[str, dict[str, Any]] = {}
     for endpoint in config.endpoints:
-        manifest = {
-            "apiVersion": API_VERSION,
-            "kind": KIND,
-            "metadata": {"name": endpoint.name, "namespace": config.namespace},
-            "spec": endpoint_spec(from_endpoint(config, endpoint), image, speculative),
-        }
+        manifest = endpoint_manifest(from_endpoint(config, endpoint), image, speculative)
         assert_valid_manifest(manifest, CRD)
         rendered[endpoint.name] = manifest["spec"]  # type: ignore[assignment]
     return rendered

@@ -5,8 +5,9 @@ from __future__ import annotations
 import jsonschema
 import pytest
 from crd_schema import assert_valid_manifest, crd_schema, pruned_fields
+from manifest_samples import endpoint_manifest
 
-from mlcc.manifest.workload import API_VERSION, KIND, Workload, endpoint_spec, environment
+from mlcc.manifest.workload import Workload, endpoint_spec, environment
 from mlcc.serving.engines import Engine
 from mlcc.serving.speculative import ALGORITHMS, SpeculativeSpec
 
@@ -27,12 +28,7 @@ def workload(engine: Engine = Engine.VLLM, **kwargs: object) -> Workload:
 
 
 def manifest(w: Workload, spec: SpeculativeSpec | None) -> dict[str, object]:
-    return {
-        "apiVersion": API_VERSION,
-        "kind": KIND,
-        "metadata": {"name": w.endpoint_name, "namespace": w.namespace},
-        "spec": endpoint_spec(w, IMAGE, spec),
-    }
+    return endpoint_manifest(w, IMAGE, spec)
 
 
 def env_dict(w: Workload, spec: SpeculativeSpec | None) -> dict[str, object]:

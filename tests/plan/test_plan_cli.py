@@ -72,7 +72,8 @@ def test_speculation_off_renders_no_speculative_variable(
     [
         (["speculativeAlgorithm=medusa"], "hp:speculativeAlgorithm"),
         (["speculativeModel="], "hp:speculativeModel"),
-        (["speculativeModel=s3://bucket/eagle3"], "hp:speculativeModel"),
+        (["speculativeModel=gs://bucket/eagle3"], "hp:speculativeModel"),
+        (["engine=sglang", "speculativeModel=s3://bucket/eagle3"], "hp:speculativeModel"),
         (["speculativeModel=arn:aws:sagemaker:us-east-1:1:model/x"], "hp:speculativeModel"),
         (["speculativeNumTokens=0"], "hp:speculativeNumTokens"),
         (["speculativeNumTokens=-2"], "hp:speculativeNumTokens"),

@@ -228,9 +228,15 @@ def ci_make_commands() -> list[str]:
     return [line.strip() for line in lines if line.strip().startswith("make ")]
 
 
-def test_ci_runs_the_readme_test_command_then_the_end_to_end_stories() -> None:
+def test_ci_runs_the_readme_test_command_then_the_end_to_end_stories_and_the_draft_proof() -> None:
     makefile = (REPO_ROOT / "Makefile").read_text(encoding="utf-8")
-    assert ci_make_commands() == ["make prometheus", "make test", "make docs-check", "make e2e"]
+    assert ci_make_commands() == [
+        "make prometheus",
+        "make test",
+        "make docs-check",
+        "make e2e",
+        "make draft-proof",
+    ]
     assert "pip install --progress-bar on -e '.[dev]'" in makefile
     assert "$(BIN)/python -m pytest" in makefile
 

@@ -13,8 +13,13 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mlcc.manifest.workload import CONTAINER_PORT
+
+if TYPE_CHECKING:
+    from mlcc.config.endpoints import EndpointConfig
+    from mlcc.config.stack import StackConfig
 
 LOCAL_PORT = 8080
 
@@ -55,19 +60,48 @@ def local_url(local_port: int = LOCAL_PORT) -> str:
     return f"http://127.0.0.1:{local_port}"
 
 
-def stack_endpoints(project_dir: Path, stack: str) -> list[StackEndpoint]:
-    """The endpoints a stack deploys, read offline from Pulumi.yaml and Pulumi.<stack>.yaml.
+def stack_config(project_dir: Path, stack: str) -> StackConfig:
+    """A stack's config, read offline from Pulumi.yaml and Pulumi.<stack>.yaml.
     Raises the stack modules' own errors (StackFileError, StackConfigError, ConfigError)."""
     from mlcc.config import stack as stack_config
     from mlcc.stackfiles import resolve as stackfiles
 
     project = stackfiles.load_project(project_dir)
     values = stackfiles.resolve(project, stackfiles.load_stack(project_dir, stack), stack=stack)
-    config = stack_config.parse(values.values, stack=stack, secret_keys=values.secret_keys).config
+    return stack_config.parse(values.values, stack=stack, secret_keys=values.secret_keys).config
+
+
+def stack_endpoints(project_dir: Path, stack: str) -> list[StackEndpoint]:
+    """The endpoints a stack deploys, read offline from Pulumi.yaml and Pulumi.<stack>.yaml.
+    Raises the stack modules' own errors (StackFileError, StackConfigError, ConfigError)."""
+    return _endpoints(stack_config(project_dir, stack))
+
+
+def _endpoints(config: StackConfig) -> list[StackEndpoint]:
     return [
         StackEndpoint(config.namespace, e.name, e.model, str(e.engine), e.baseline_of)
         for e in config.endpoints
     ]
+
+
+def endpoint_config(
+    project_dir: Path, stack: str, name: str | None
+) -> tuple[StackConfig, EndpointConfig]:
+    """The stack's config and the endpoint `choose_endpoint` chooses, as configured. Raises
+    ValueError saying what is wrong: the stack files, their config, or the choice."""
+    from mlcc.config import stack as stack_config_module
+    from mlcc.stackfiles import resolve as stackfiles
+
+    try:
+        config = stack_config(project_dir, stack)
+    except (
+        stackfiles.StackFileError,
+        stackfiles.StackConfigError,
+        stack_config_module.ConfigError,
+    ) as error:
+        raise ValueError(str(error)) from None
+    chosen = choose_endpoint(_endpoints(config), name)
+    return config, next(e for e in config.endpoints if e.name == chosen.name)
 
 
 def choose_endpoint(endpoints: Sequence[StackEndpoint], name: str | None) -> StackEndpoint:

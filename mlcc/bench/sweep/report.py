@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from mlcc.bench.sweep import plot_candidate
 from mlcc.bench.sweep.crossover import crossover
 from mlcc.engine_contract.values import printable
 from mlcc.userfiles import FILE, UserFileError, check_writable_folder, file_kind, shown_path
@@ -109,13 +110,27 @@ def check_out(out_dir: Path, plot: bool) -> None:
 
 def write_plot(out_dir: Path, sweep: Mapping[str, Any]) -> Path:
     """Speedup (with its 95 % interval, the threshold and the crossover range) and acceptance
-    against concurrency, on a log axis; matplotlib as mlcc.bench.report uses it."""
+    against concurrency, on a log axis; matplotlib as mlcc.bench.report uses it. With a
+    candidate head, its series beside the current head's and the decision as the title
+    (mlcc.bench.sweep.plot_candidate)."""
+    plt: Any = importlib.import_module("matplotlib.pyplot")
+    figure = draw(sweep)
+    path = out_dir / PLOT_NAME
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return path
+
+
+def draw(sweep: Mapping[str, Any]) -> Any:
+    """write_plot's matplotlib figure, not saved (the caller closes it)."""
     importlib.import_module("matplotlib").use("Agg")
     plt: Any = importlib.import_module("matplotlib.pyplot")
     levels: Sequence[Mapping[str, Any]] = sweep["levels"]
     xs = [lv["concurrency"] for lv in levels]
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-    means, errors = _speedups(levels)
+    means, errors = plot_candidate.interval_bars(
+        [lv["speedup"]["output_tokens_per_s"] for lv in levels]
+    )
     left.errorbar(xs, means, yerr=errors, marker="o", capsize=3, label="speedup (95 % interval)")
     left.axhline(sweep["min_speedup"], color="grey", linestyle="--", label="threshold")
     cross = sweep["crossover"]
@@ -144,6 +159,8 @@ def write_plot(out_dir: Path, sweep: Mapping[str, Any]) -> Path:
     )
     right.set_ylabel("acceptance rate")
     twin_axis.set_ylabel("tokens per verify step")
+    if plot_candidate.drawn(sweep):
+        plot_candidate.draw(figure, left, right, sweep)
     for axis, title in ((left, "speedup"), (right, "acceptance")):
         axis.set_xscale("log", base=2)
         axis.set_xlabel("concurrency")
@@ -151,20 +168,4 @@ def write_plot(out_dir: Path, sweep: Mapping[str, Any]) -> Path:
         axis.grid(alpha=0.3)
         axis.legend(loc="upper right", fontsize=8)
     figure.tight_layout()
-    path = out_dir / PLOT_NAME
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return path
-
-
-def _speedups(levels: Sequence[Mapping[str, Any]]) -> tuple[list[float], list[list[float]]]:
-    means, below, above = [], [], []
-    for level in levels:
-        interval = level["speedup"]["output_tokens_per_s"]
-        mean = interval.get("mean")
-        mean = mean if isinstance(mean, float) else float("nan")
-        low, high = interval.get("low"), interval.get("high")
-        means.append(mean)
-        below.append(mean - low if isinstance(low, float) else 0.0)
-        above.append(high - mean if isinstance(high, float) else 0.0)
-    return means, [below, above]
+    return figure

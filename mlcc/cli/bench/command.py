@@ -10,7 +10,7 @@ import itertools
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -246,6 +246,18 @@ def _http_sender(
         hint = access.port_forward_command(stack.namespace, stack.name, port)
         raise transport.TargetError(f"{error} (is `{hint}` running?)") from None
     return target.stream
+
+
+def plan_at(plan: Plan, url: str, stack: access.StackEndpoint | None, insecure: bool) -> Plan:
+    """The plan's requests sent to another endpoint's OpenAI API at `url` (a baseline twin, a
+    candidate head), its /metrics beside it; the target checked as --url's is."""
+    target = transport.HttpTarget(url, plan.numbers.timeout_s, not insecure)
+    return replace(
+        plan,
+        sender=_http_sender(target, url, plan.model, stack),
+        target=url,
+        metrics_urls=[url.rstrip("/") + "/metrics"],
+    )
 
 
 def _sagemaker_sender(

@@ -63,28 +63,11 @@ def apply(args: argparse.Namespace, recommendation: Mapping[str, Any]) -> int:
 def _endpoint(args: argparse.Namespace) -> Any:
     from mlcc.bench.client import access
     from mlcc.cli.optimize.context import Refusal
-    from mlcc.config import stack as stack_config
-    from mlcc.stackfiles import resolve as stackfiles
 
     try:
-        project = stackfiles.load_project(args.project_dir)
-        values = stackfiles.resolve(
-            project, stackfiles.load_stack(args.project_dir, args.stack), stack=args.stack
-        )
-        config = stack_config.parse(
-            values.values, stack=args.stack, secret_keys=values.secret_keys
-        ).config
-        name = access.choose_endpoint(
-            access.stack_endpoints(args.project_dir, args.stack), args.endpoint
-        ).name
-    except (
-        stackfiles.StackFileError,
-        stackfiles.StackConfigError,
-        stack_config.ConfigError,
-        ValueError,
-    ) as error:
+        return access.endpoint_config(args.project_dir, args.stack, args.endpoint)[1]
+    except ValueError as error:
         raise Refusal(f"stack {args.stack}: {error}; nothing applied") from None
-    return next(e for e in config.endpoints if e.name == name)
 
 
 def _check(endpoint: Any, schedule: list[dict[str, int]], drafted: int, stack_file: str) -> None:

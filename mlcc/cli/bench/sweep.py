@@ -15,13 +15,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mlcc.bench import prompts, report, runner, stats
+from mlcc.bench import promotion, prompts, report, runner, stats
 from mlcc.bench.client import transport
 from mlcc.bench.client.stream import RequestResult
 from mlcc.bench.prometheus import Sample
 from mlcc.bench.sweep import report as sweep_report
 from mlcc.bench.sweep.figures import level_figures
+from mlcc.bench.sweep.heads import candidate_entry
 from mlcc.cli.bench import command as bench
+from mlcc.cli.bench import promote as bench_promote
 from mlcc.cli.bench import recommend as bench_recommend
 from mlcc.cli.bench import sweep_plan
 from mlcc.engine_contract.values import printable
@@ -80,6 +82,10 @@ def _sweep(args: argparse.Namespace, plan: sweep_plan.SweepPlan) -> int:
                 _progress(level, number, len(counts.levels), repeat, counts.repeats, pairs[-1])
             own, twin = [p["endpoint"] for p in pairs], [p["twin"] for p in pairs]
             finished.append(level_figures(level, requests, own, twin, plan.endpoint.price[0]))
+            if plan.candidate is not None:
+                new = [p["candidate"] for p in pairs]
+                entry = candidate_entry(finished[-1], own, new, twin, plan.endpoint.price[0])
+                finished[-1]["candidate"] = entry
             _write(args.out, _document(args, plan, finished, runs, None), False)
     except transport.TargetError as error:  # bench.json could not be written
         stopped = _Stop(str(error), bench.EXIT_FAILED)
@@ -99,10 +105,14 @@ def _repeat(
     warned: set[str],
 ) -> dict[str, dict[str, Any]]:
     """One repeat of a level: the endpoint then the twin (the other way round on even repeats,
-    so that a drift of the machine does not favour one side)."""
+    so that a drift of the machine does not favour one side); with a candidate head, the three
+    in turn, each repeat starting one further (endpoint, candidate, twin; candidate, twin, ...)."""
     sides = [("endpoint", plan.endpoint), ("twin", plan.twin)]
+    if plan.candidate is not None:
+        sides.insert(1, ("candidate", plan.candidate.plan))
+    turn = (repeat - 1) % len(sides)
     pair: dict[str, dict[str, Any]] = {}
-    for side, side_plan in sides if repeat % 2 else sides[::-1]:
+    for side, side_plan in sides[turn:] + sides[:turn]:
         at = f"concurrency {level}, repeat {repeat}"
         summary = _measure(args, side_plan, side, level, plan.counts.requests(level), warned)
         kept = {key: value for key, value in summary.items() if key != "per_request"}
@@ -129,6 +139,11 @@ def _finish(
         recommendation, problem = bench_recommend.derive(finished, plan.min_speedup)
     document = _document(args, plan, finished, runs, stopped)
     document["recommendation"] = recommendation
+    decision = None
+    if plan.candidate is not None and stopped is None:
+        decision = promotion.decide(finished, plan.candidate.served, plan.candidate.rule)
+    if plan.candidate is not None:
+        document["promotion"] = decision.as_json() if decision is not None else None
     try:
         path, plot_path = _write(args.out, document, args.plot and bool(finished))
     except transport.TargetError as error:
@@ -136,6 +151,8 @@ def _finish(
     lines = sweep_report.table_lines(document)
     if recommendation is not None:
         lines += bench_recommend.lines(recommendation)
+    if decision is not None and plan.candidate is not None:
+        lines += bench_promote.lines(decision, plan.candidate, plan.endpoint.target)
     lines.append(f"wrote {path}" + (f" and {plot_path}" if plot_path else ""))
     print("\n".join(printable(line) for line in lines))
     if stopped is not None:
@@ -146,6 +163,8 @@ def _finish(
         return bench._fail(f"--recommend: {problem}", bench.EXIT_FAILED)
     if recommendation is not None and args.apply:
         return bench_recommend.apply(args, recommendation)
+    if decision is not None and plan.candidate is not None and args.apply:
+        return bench_promote.apply(args, decision, plan.candidate)
     return bench.EXIT_OK
 
 
@@ -175,7 +194,7 @@ def _measure(
             after = _scrape(plan.metrics_urls, args.insecure, probe_s, side, warned)
     except KeyboardInterrupt:
         interrupted = True
-    label = args.label if side == "endpoint" else "twin"
+    label = args.label if side == "endpoint" else side
     run_plan = dataclasses.replace(plan, numbers=numbers, baseline=None)
     summary = bench._summary(
         argparse.Namespace(label=label), run_plan, outcome, before, after, interrupted
@@ -197,11 +216,12 @@ def _scrape(
     try:
         return transport.scrape(urls, timeout_s, verify_tls=not insecure) if urls else None
     except transport.MetricsUnavailable as error:
-        if side == "endpoint" and side not in warned:
+        if side != "twin" and side not in warned:
             warned.add(side)
             reason = printable(str(error))
+            of = " of the candidate" if side == "candidate" else ""
             print(
-                f"{bench.PROG}: warning: no engine metrics ({reason}); speculative: null",
+                f"{bench.PROG}: warning: no engine metrics{of} ({reason}); speculative: null",
                 file=sys.stderr,
             )
         return None
@@ -213,9 +233,11 @@ def _progress(
     own = pair["endpoint"].get("output_tokens_per_s")
     base = pair["twin"].get("output_tokens_per_s")
     ratio = f" ({own / base:.2f}x)" if own is not None and base else ""
+    new = (pair.get("candidate") or {}).get("output_tokens_per_s")
+    candidate = f", candidate {_rate(new)}" if "candidate" in pair else ""
     line = (
         f"bench: concurrency {level} ({number}/{levels}), repeat {repeat}/{repeats}: endpoint "
-        f"{_rate(own)}, twin {_rate(base)}{ratio}"
+        f"{_rate(own)}{candidate}, twin {_rate(base)}{ratio}"
     )
     print(line, file=sys.stderr, flush=True)
 
@@ -248,6 +270,8 @@ def _document(
         "usd_per_hour": None if endpoint.price[0] is None else str(endpoint.price[0]),
         "price_source": endpoint.price[1],
     }
+    if plan.candidate is not None:
+        settings |= {"candidate": plan.candidate.plan.target, "candidate_head": plan.candidate.head}
     interrupted = stopped is not None and stopped.code == bench.EXIT_INTERRUPTED
     stop = None if stopped is None else str(stopped)
     return sweep_report.document(settings, finished, runs, stop, interrupted)

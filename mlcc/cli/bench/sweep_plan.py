@@ -6,16 +6,16 @@ baseline twin (docs/bench.md). `mlcc.cli.bench.sweep` registers them and runs th
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from mlcc.bench import inputs
-from mlcc.bench.client import access, transport
+from mlcc.bench.client import access
 from mlcc.bench.sweep import levels as sweep_levels
 from mlcc.bench.sweep import report as sweep_report
 from mlcc.bench.sweep.crossover import DEFAULT_MIN_SPEEDUP
+from mlcc.cli.bench import candidate as bench_candidate
 from mlcc.cli.bench import command as bench
 from mlcc.userfiles.numbers import number
 
@@ -59,13 +59,16 @@ def add_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--apply",
         action="store_true",
-        help="with --recommend and --stack: write it to Pulumi.<stack>.yaml",
+        help="with --stack: write the --recommend schedule, or the candidate head when it "
+        "wins (--candidate-url), to Pulumi.<stack>.yaml",
     )
+    bench_candidate.add_flags(parser)
 
 
 def wanted(args: argparse.Namespace) -> bool:
     flags = any(getattr(args, name) is not None for name in SWEEP_FLAGS)
-    return "," in str(args.concurrency) or flags or args.recommend or args.apply
+    asked = "," in str(args.concurrency) or flags or args.recommend or args.apply
+    return asked or bench_candidate.wanted(args)
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,7 @@ class SweepPlan:
     min_speedup: float
     endpoint: bench.Plan
     twin: bench.Plan
+    candidate: bench_candidate.CandidatePlan | None = None
 
 
 def usage(flag: str, parse: Callable[[str], Any], text: str) -> Any:
@@ -115,8 +119,16 @@ def plan_of(args: argparse.Namespace) -> SweepPlan:
         raise bench.UsageError(
             "--baseline: a sweep measures its own baseline, the twin at --twin-url; leave it out"
         )
-    if args.apply and not args.recommend:
-        raise bench.UsageError("--apply writes the schedule --recommend derives: add --recommend")
+    promoting = bench_candidate.wanted(args)
+    if args.apply and args.recommend and promoting:
+        raise bench.UsageError(
+            "--apply writes either the --recommend schedule or the candidate head: run them apart"
+        )
+    if args.apply and not (args.recommend or promoting):
+        raise bench.UsageError(
+            "--apply writes the schedule --recommend derives, or the head --candidate-url "
+            "measures: add one of them"
+        )
     if args.apply and not args.stack:
         raise bench.UsageError("--apply needs --stack: the stack file to write")
     twin_url = args.twin_url or (access.local_url(access.LOCAL_PORT + 1) if args.stack else None)
@@ -132,14 +144,9 @@ def plan_of(args: argparse.Namespace) -> SweepPlan:
     )
     endpoint = bench._plan(single)
     twin_stack = stack_twin(args) if args.stack else None
-    target = transport.HttpTarget(twin_url, endpoint.numbers.timeout_s, not args.insecure)
-    twin = dataclasses.replace(
-        endpoint,
-        sender=bench._http_sender(target, twin_url, endpoint.model, twin_stack),
-        target=twin_url,
-        metrics_urls=[twin_url.rstrip("/") + "/metrics"],
-    )
-    return SweepPlan(counts, threshold, endpoint, twin)
+    twin = bench.plan_at(endpoint, twin_url, twin_stack, args.insecure)
+    candidate = bench_candidate.plan_of(args, endpoint, levels) if promoting else None
+    return SweepPlan(counts, threshold, endpoint, twin, candidate)
 
 
 def stack_twin(args: argparse.Namespace) -> access.StackEndpoint | None:

@@ -1,1 +1,1 @@
-"""`mlcc draft`: training a draft on an endpoint's own traffic (issue #45); `dataset` so far."""
+"""`mlcc draft`: the draft loop's commands (docs/draft.md): dataset, regenerate, status."""

@@ -143,78 +143,88 @@ def _row(conversation: capture.Conversation) -> str:
     return json.dumps({"conversations": conversation.messages()}, ensure_ascii=False) + "\n"
 
 
+class Reading:
+    """One dataset being written: the tally, the prompts seen, the output files. Streams of
+    capture lines go in through `read_lines` (a local file, or an S3 object's body:
+    mlcc/cli/draft/s3_input.py), in the order they are given."""
+
+    def __init__(self, output: Path, split: Split, most: int) -> None:
+        self.tally = Tally()
+        self.seen: set[bytes] = set()
+        self.writer = Writer(output)
+        self.split, self.most = split, most
+
+    def __enter__(self) -> Reading:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.writer.close()
+
+    def drop(self, name: str, line: int, reason: str) -> None:
+        self.tally.dropped[reason] += 1
+        self.writer.drops.write(json.dumps({"where": f"{name}:{line}", "reason": reason}) + "\n")
+
+    def read_lines(self, stream: IO[bytes], name: str) -> None:
+        """Every record of `stream` (lines over the bound read past, never held): a row or a
+        drop whose `where` is `name:LINE`."""
+        tally, writer = self.tally, self.writer
+        for number, line in enumerate(bounded_lines(stream, self.most), start=1):
+            if line is not None and not line.strip():
+                continue  # a blank line is no record
+            tally.read += 1
+            if line is None:
+                self.drop(name, number, capture.OVERSIZED)
+                continue
+            try:
+                record = capture.load(line)
+                tally.saw_time(capture.inference_time(record))
+                conversation = capture.parse_record(record)
+            except capture.Dropped as dropped:
+                self.drop(name, number, dropped.reason)
+                continue
+            key = hashlib.sha256(conversation.key().encode()).digest()
+            if key in self.seen:
+                self.drop(name, number, capture.DUPLICATE)
+                continue
+            self.seen.add(key)
+            if self.split.is_validation(conversation.key()):
+                tally.validation += 1
+                writer.validation.write(_row(conversation))
+            else:
+                tally.train += 1
+                writer.train.write(_row(conversation))
+
+    def read_file(self, path: Path, name: str) -> None:
+        try:
+            size, sha256 = file_digest(path)
+            with path.open("rb") as file:
+                self.read_lines(file, name)
+        except OSError as error:
+            self.drop(name, 0, capture.UNREADABLE)
+            self.tally.read += 1
+            self.tally.sources.append({"path": name, "error": error.strerror or str(error)})
+            return
+        self.tally.sources.append({"path": name, "size": size, "sha256": sha256})
+
+
 def build(
     root: Path, output: Path, split: Split, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
 ) -> Tally:
     """Read every capture file under `root` and write the dataset into `output`."""
     files = capture_files(root)
-    tally = Tally()
-    seen: set[bytes] = set()
-    writer = Writer(output)
-    try:
+    with Reading(output, split, max_record_bytes) as reading:
         for path in files:
-            _read_file(path, root, tally, seen, writer, split, max_record_bytes)
-    finally:
-        writer.close()
-    return tally
+            reading.read_file(path, _shown(path, root))
+    return reading.tally
 
 
 def _shown(path: Path, root: Path) -> str:
     return str(path.relative_to(root)) if path != root else path.name
 
 
-def _read_file(
-    path: Path,
-    root: Path,
-    tally: Tally,
-    seen: set[bytes],
-    writer: Writer,
-    split: Split,
-    most: int,
-) -> None:
-    name = _shown(path, root)
-
-    def drop(line: int, reason: str) -> None:
-        tally.dropped[reason] += 1
-        writer.drops.write(json.dumps({"where": f"{name}:{line}", "reason": reason}) + "\n")
-
-    try:
-        size, sha256 = file_digest(path)
-        with path.open("rb") as file:
-            for number, line in enumerate(bounded_lines(file, most), start=1):
-                if line is not None and not line.strip():
-                    continue  # a blank line is no record
-                tally.read += 1
-                if line is None:
-                    drop(number, capture.OVERSIZED)
-                    continue
-                try:
-                    record = capture.load(line)
-                    tally.saw_time(capture.inference_time(record))
-                    conversation = capture.parse_record(record)
-                except capture.Dropped as dropped:
-                    drop(number, dropped.reason)
-                    continue
-                key = hashlib.sha256(conversation.key().encode()).digest()
-                if key in seen:
-                    drop(number, capture.DUPLICATE)
-                    continue
-                seen.add(key)
-                if split.is_validation(conversation.key()):
-                    tally.validation += 1
-                    writer.validation.write(_row(conversation))
-                else:
-                    tally.train += 1
-                    writer.train.write(_row(conversation))
-    except OSError as error:
-        drop(0, capture.UNREADABLE)
-        tally.read += 1
-        tally.sources.append({"path": name, "error": error.strerror or str(error)})
-        return
-    tally.sources.append({"path": name, "size": size, "sha256": sha256})
-
-
-def provenance(tally: Tally, root: Path, split: Split, max_record_bytes: int, version: str) -> Any:
+def provenance(
+    tally: Tally, root: Path | str, split: Split, max_record_bytes: int, version: str
+) -> Any:
     return {
         "provenanceVersion": PROVENANCE_VERSION,
         "tool": {"name": "mlcc draft dataset", "version": version},

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -102,8 +102,14 @@ def _speculative_values(
 def write_stack_keys(path: Path, values: Mapping[str, Value]) -> list[str]:
     """Set hp:<key> in the stack file, keeping every other byte (comments, order, line endings),
     written in one step by mlcc.userfiles (its permission bits and a symbolic link kept)."""
+    return write_stack_edit(path, lambda text: set_config_keys(text, values))
+
+
+def write_stack_edit(path: Path, edit: Callable[[str], tuple[str, list[str]]]) -> list[str]:
+    """The stack file's text through `edit` (new text, the changes it made), written in one step
+    when it changed; a write refused is a Refusal. Returns the changes."""
     text = read_stack_text(path)
-    new_text, changes = set_config_keys(text, values)
+    new_text, changes = edit(text)
     if new_text != text:
         try:
             write_text(path, new_text, follow_link=True)

@@ -19,7 +19,7 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     outputs = _portable(dict(sorted(program_outputs.items())), project_dir)
     resources = [_portable_resource(r, project_dir) for r in resources]
     cost = _cost()
-    observed, observed_line = _observability(args.stack, values)
+    observed, observed_lines = _observability(args.stack, values)
     try:
         plan_out.write_plan(args.out, resources, outputs, _asset_json, cost, observed)
     except UserFileError as error:
@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
             outputs,
             (baseline_plan, cost),
             args.diff,
-            observed_line,
+            observed_lines,
         )
         print()
         _print(f"wrote {args.out / PLAN_FILE} and {args.out / plan_out.MANIFESTS}/")
@@ -184,6 +184,7 @@ def _config_errors(lines: list[str]) -> int:
 def _every_problem(error: stackfiles.StackConfigError, stack: str) -> list[str]:
     """The stack files' problems, and the program's own for every other key: all at once."""
     from mlcc.config import stack as config
+    from mlcc.config.provider_keys import environment_region
 
     lines = [str(p) for p in error.problems]
     if error.partial is None:
@@ -195,7 +196,7 @@ def _every_problem(error: stackfiles.StackConfigError, stack: str) -> list[str]:
             values,
             stack=stack,
             secret_keys=error.partial.secret_keys,
-            environment_region=config.environment_region(),
+            environment_region=environment_region(),
         )
     except config.ConfigError as more:
         lines += [str(p) for p in more.problems if p.key not in reported]
@@ -255,7 +256,7 @@ def _print_report(
     outputs: dict[str, Any],
     plans: tuple[dict[str, Any] | None, dict[str, Any] | None],
     diff_dir: Path | None,
-    observability_line: str | None = None,
+    headline_lines: Sequence[str] = (),
 ) -> None:
     baseline_plan, cost = plans
     baseline = baseline_plan["resources"] if baseline_plan is not None else None
@@ -265,8 +266,10 @@ def _print_report(
         _print(line)
     for line in cost_report.headline_lines(cost):
         _print(line)
-    if observability_line is not None:  # hp:observability (docs/observability.md)
-        _print(observability_line)
+    for line in headline_lines:  # hp:observability, hp:draftTraining
+        _print(line)
+    for line in _preflight_lines().get("draftTraining", ()):  # mlcc/preflight/training_part.py
+        _print(f"  preflight: {line}")
     if baseline_plan is None or baseline is None:
         print()
         _print(f"resources ({len(resources)}):")
@@ -292,19 +295,24 @@ def _print_report(
             _print(line)
 
 
-def _observability(stack: str, values: Any) -> tuple[dict[str, str], str | None]:
-    """hp:observability's importable files and headline line (docs/observability.md); the
-    program already parsed the same values without a problem."""
+def _observability(stack: str, values: Any) -> tuple[dict[str, str], list[str]]:
+    """hp:observability's importable files and headline line (docs/observability.md), and
+    hp:draftTraining's job (docs/draft-training.md); the program already parsed the same values
+    without a problem."""
     from mlcc.config import stack as config
+    from mlcc.config.provider_keys import environment_region
+    from mlcc.manifest.training_job import plan_lines
     from mlcc.observability import delivery
 
     parsed = config.parse(
         values.values,
         stack=stack,
         secret_keys=values.secret_keys,
-        environment_region=config.environment_region(),
+        environment_region=environment_region(),
     ).config
-    return delivery.files(parsed), delivery.headline(parsed)
+    headline = delivery.headline(parsed)
+    training = plan_lines(parsed.draft_training) if parsed.draft_training else []
+    return delivery.files(parsed), [*([headline] if headline is not None else []), *training]
 
 
 def _cost() -> dict[str, Any] | None:

@@ -25,9 +25,12 @@ from mlcc.config import stack as stack_config
 from mlcc.config.endpoints import EndpointConfig
 from mlcc.config.kubernetes_only import KubeconfigCluster
 from mlcc.config.observability.settings import ObservabilitySettings
+from mlcc.deploy import draft_head
+from mlcc.deploy.check import Check, all_passed
 from mlcc.deploy.cluster import DEFAULT_REQUEST_TIMEOUT_S, Cluster
+from mlcc.deploy.expectation import expectation_for
 from mlcc.deploy.kubeconfig import EXEC_PLUGIN_TIMEOUT_S, api_client
-from mlcc.deploy.verify import Check, all_passed, expectation_for, verify_endpoint
+from mlcc.deploy.verify import verify_endpoint
 from mlcc.deploy.waiter import WaitSettings
 from mlcc.engine_contract.values import printable, shown_value
 from mlcc.prometheus.amp import AmpSetupError
@@ -149,8 +152,11 @@ def _verify_one(
 ) -> bool:
     """Print one endpoint's checks (under its name when the stack has several)."""
     try:
+        expected = expectation_for(endpoint)
         observed, notes = verify_reads.observe(cluster, namespace, endpoint.name)
-        checks = [*verify_endpoint(observed, expectation_for(endpoint)), *notes]
+        copies = verify_reads.copy_logs(cluster, observed, expected)
+        sources = draft_head.source_checks(observed, *copies, expected)
+        checks = [*verify_endpoint(observed, expected), *sources, *notes]
     except ClusterError as error:
         checks = [Check("cluster", False, str(error))]
     except (AttributeError, TypeError, KeyError, ValueError) as error:

@@ -15,7 +15,7 @@ from functools import partial
 
 from mlcc.config.endpoints import EndpointConfig
 from mlcc.config.observability.settings import DEFAULTS, ObservabilitySettings
-from mlcc.deploy.verify import Check
+from mlcc.deploy.check import Check
 from mlcc.prometheus.amp import AmpSetupError, workspace_source
 from mlcc.prometheus.api import Sample, Source, instant_query
 from mlcc.prometheus.live import live_figures, scope_of, summary

@@ -2,16 +2,20 @@
 answer bounded in size and time and checked by `mlcc.deploy.shapes`, the pods listed a page at
 a time up to a cap, at most MAX_LOGS engine logs read (the head of each, LOG_LIMIT_BYTES); a pod
 that ended and was replaced by a ready one is history (`replaced_pods`): its log is not read.
-Whatever was not read, or did not have its type, is one FAIL line, never a PASS.
+Whatever was not read, or did not have its type, is one FAIL line, never a PASS. For a copied
+s3:// head, `copy_logs` reads the copy's log of each ready pod (its last lines, at most MAX_LOGS),
+whose marker says which object runs (mlcc/deploy/draft_head.py).
 """
 
 from __future__ import annotations
 
-from mlcc.deploy import shapes
+from mlcc.deploy import draft_head, shapes
+from mlcc.deploy.check import Check
 from mlcc.deploy.cluster import ApiError, Cluster
 from mlcc.deploy.endpoint_pods import endpoint_pods, pod_selector, unselected_pods_how
+from mlcc.deploy.expectation import Expectation
 from mlcc.deploy.pods import replaced_pods
-from mlcc.deploy.verify import Check, Observed, pod_name, worker_container
+from mlcc.deploy.verify import Observed, pod_name, worker_container
 
 MAX_LOGS = 16
 
@@ -66,3 +70,22 @@ def _observe(cluster: Cluster, namespace: str, name: str) -> tuple[Observed, lis
         notes.append(Check("pods", False, f"not read: {listing.unread}"))
     observed = Observed(namespace, name, endpoint, pods, how, logs, errors, replaced)
     return observed, notes
+
+
+def copy_logs(
+    cluster: Cluster, observed: Observed, expected: Expectation
+) -> tuple[dict[str, str], dict[str, str]]:
+    """The logs of the ready pods' copies of an s3:// head, and why each other one is missing."""
+    logs: dict[str, str] = {}
+    errors: dict[str, str] = {}
+    pods = draft_head.ready_pods(observed.pods, expected) if observed.endpoint else []
+    for pod in pods:
+        if len(logs) + len(errors) >= MAX_LOGS:
+            errors[pod] = f"not read (at most {MAX_LOGS} logs are read)"
+            continue
+        text, why = draft_head.read_log(cluster, observed.namespace, pod)
+        if text is None:
+            errors[pod] = why
+        else:
+            logs[pod] = text
+    return logs, errors

@@ -15,8 +15,8 @@ from dataclasses import replace
 from mlcc.config.deploy_wait import MAX_TIMEOUT_MINUTES
 from mlcc.config.endpoints import EndpointConfig
 from mlcc.deploy.cluster import Cluster
+from mlcc.deploy.expectation import expectation_for
 from mlcc.deploy.snapshot import Target
-from mlcc.deploy.verify import expectation_for
 from mlcc.deploy.waiter import WaitSettings, failures, wait_for_endpoints
 from mlcc.engine_contract.values import printable
 from mlcc.userfiles.numbers import flag_type

@@ -95,6 +95,13 @@ def bucket_read_write(bucket_arn: str) -> PolicyDocument:
     )
 
 
+# What the operator's execution role does in a data capture bucket: the actions the operator's
+# own migration script grants it on the TLS bucket, which is where data capture goes when no
+# s3Uri is given (aws/sagemaker-hyperpod-cli 011ca92,
+# helm_chart/HyperPodHelmChart/charts/inference-operator/migration/helm_to_addon.sh:
+# s3:PutObject and s3:PutObjectTagging; operator 3.0 tags the objects it writes, AWS's HyperPod
+# Inference release notes v3.0). Reading the bucket's location and listing it are assumed
+# (docs/draft.md, "Capture"); nothing here may delete: the lifecycle rule expires objects.
 def ecr_repository_arn(image: str, partition: str = "aws") -> str | None:
     """The ECR repository ARN of an image URI, or None for a non-ECR registry."""
     match = _ECR_IMAGE.match(image)
@@ -284,3 +291,8 @@ def load_balancer_controller(
             ],
         },
     )
+
+
+def role_name(role_arn: str) -> str:
+    """The role's name: the ARN's last path segment (arn:aws:iam::1:role/path/name)."""
+    return role_arn.rsplit("/", 1)[-1]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from mlcc import engine_contract
 from mlcc.config.aws import rules as aws_rules
+from mlcc.config.operator import capture as capture_key
 from mlcc.config.operator import fields
 from mlcc.config.operator.keys import VENDORED_OPERATOR_VERSION
 from mlcc.config.reader import Reader
@@ -82,6 +83,7 @@ class OperatorSettings:
     dns_hosted_zone_id: str | None = None
     sagemaker_endpoint: bool = True
     data_capture: Mapping[str, object] = field(default_factory=dict)
+    capture: capture_key.Capture | None = None  # hp:capture (mlcc.config.operator.capture)
     load_balancer: Mapping[str, object] = field(default_factory=dict)
     model_version: str | None = None
     endpoint_tags: tuple[tuple[str, str], ...] = ()
@@ -115,6 +117,7 @@ def parse_operator_settings(reader: Reader) -> OperatorSettings:
         dns_hosted_zone_id=fields.pattern(reader, "dnsHostedZoneId", HOSTED_ZONE, "a zone id Z..."),
         sagemaker_endpoint=reader.boolean("sagemakerEndpoint"),
         data_capture=fields.crd_object(reader, "dataCapture", DATA_CAPTURE_FIELDS),
+        capture=capture_key.parse(reader),
         load_balancer=fields.load_balancer(reader),
         model_version=fields.pattern(reader, "modelVersion", MODEL_VERSION, "major.minor.patch"),
         endpoint_tags=_endpoint_tags(reader),

@@ -88,6 +88,16 @@ ROWS: tuple[Row, ...] = (
         True,
     ),
     (
+        "capture",
+        None,
+        {},
+        "Capture the endpoint's requests and responses into a bucket the stack creates "
+        "(docs/draft.md): {samplingPercent (1-100, default 100), retentionDays (default 30)}; "
+        "the SageMaker-endpoint tier, so hp:sagemakerEndpoint must stay true; exclusive with "
+        "hp:dataCapture; not in Kubernetes-only mode. Empty = none.",
+        True,
+    ),
+    (
         "loadBalancer",
         None,
         {},

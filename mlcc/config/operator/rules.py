@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from mlcc import engine_contract
 from mlcc.config.aws import instances
 from mlcc.config.aws import rules as aws_rules
+from mlcc.config.operator import capture
 from mlcc.config.operator.features import OperatorSettings
 from mlcc.config.reader import Reader
 from mlcc.facts.operator import KV_CACHE_CONNECTOR_FLAG, OPERATOR_PROBE_TIMEOUT_SECONDS
@@ -29,6 +30,7 @@ MINIMUM_OPERATOR: dict[str, tuple[int, int]] = {
     "tls": (3, 1),
     "dnsHostedZoneId": (3, 1),
     "dataCapture": (3, 1),
+    "capture": (3, 1),
     "pdSpec": (3, 2),
     "modelCache": (3, 3),
     "loadBalancer.idleTimeoutSeconds": (3, 3),
@@ -102,6 +104,12 @@ def check(reader: Reader, settings: OperatorSettings, facts: EndpointFacts) -> N
     _env(reader, settings, facts)
     _tls_and_dns(reader, settings)
     _probes(reader, settings, facts)
+    capture.check(
+        reader,
+        settings.capture,
+        data_capture=bool(settings.data_capture),
+        sagemaker_endpoint=settings.sagemaker_endpoint,
+    )
     if not settings.sagemaker_endpoint and facts.scales_on_invocations:
         reader.fail(
             "sagemakerEndpoint",
@@ -141,6 +149,7 @@ def _asks_for(settings: OperatorSettings, key: str) -> bool:
         "tls": settings.tls.get("customCertificateConfig"),
         "dnsHostedZoneId": settings.dns_hosted_zone_id,
         "dataCapture": settings.data_capture,
+        "capture": settings.capture,
         "pdSpec": settings.pd_spec,
         "modelCache": settings.model_cache,
         "loadBalancer.idleTimeoutSeconds": settings.load_balancer.get("idleTimeoutSeconds"),

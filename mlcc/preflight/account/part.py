@@ -15,6 +15,7 @@ from typing import Any
 
 from mlcc.config.infrastructure import INFERENCE_ADDON, ExistingCluster, NewCluster
 from mlcc.config.stack import StackConfig
+from mlcc.preflight import s3_head
 from mlcc.preflight.account import checks as account_checks
 from mlcc.preflight.account import fetch as account_fetch
 from mlcc.preflight.account import network as account_network
@@ -45,6 +46,7 @@ IAM_ACTIONS = (
     "pricing:GetProducts",  # the pricing part (mlcc.preflight.cost.price_list)
     *account_network.IAM_ACTIONS,  # the network rows (mlcc.preflight.account.network)
     *image_registry.IAM_ACTIONS,  # a prebuilt ECR hp:image's config (mlcc.preflight.image)
+    *s3_head.IAM_ACTIONS,  # an s3:// draft's config.json and files (mlcc.preflight.s3_head)
 )
 
 

@@ -146,6 +146,8 @@ def type_problem(value: Any, shape: Any, path: str) -> str:
         entries = (type_problem(v, shape.value, _at(path, k)) for k, v in value.items())
         return next((f for f in entries if f), "")
     expected = _PYTHON_TYPES.get(kind)
+    if kind == "blob" and hasattr(value, "read"):
+        return ""  # a streaming payload (S3 GetObject's Body), read later under the same bound
     if expected is None:
         return ""  # a timestamp, a document: botocore converts or keeps them as they are
     numeric_bool = isinstance(value, bool) and kind != "boolean"

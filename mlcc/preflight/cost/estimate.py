@@ -36,6 +36,7 @@ from mlcc.preflight.cost.prices import (
 )
 from mlcc.preflight.cost.public_ipv4 import PUBLIC_IPV4, SNAPSHOT_ONLY
 from mlcc.preflight.cost.public_ipv4 import unpriced as unpriced_item
+from mlcc.preflight.cost.training import TrainingCost, training_cost
 
 ALWAYS_UNPRICED = ("EBS volumes", "data transfer", "load balancer hours")
 CENT = Decimal("0.01")
@@ -114,6 +115,8 @@ class Costing:
     not_priced: tuple[str, ...] = ALWAYS_UNPRICED
     differences: tuple[str, ...] = ()  # where a live price differs from the snapshot's
     kubernetes: KubernetesSupport | None = None
+    capture: tuple[str, ...] = ()  # hp:capture's S3 storage, one text per endpoint, unpriced
+    training: TrainingCost | None = None  # hp:draftTraining, per hour while it runs
 
     @property
     def not_found(self) -> tuple[Line, ...]:
@@ -169,6 +172,8 @@ class Costing:
             ],
             "differences": list(self.differences),
             "kubernetes": None if self.kubernetes is None else self.kubernetes.as_json(),
+            "capture": list(self.capture),
+            "draft_training": None if self.training is None else self.training.as_json(),
         }
 
 
@@ -251,6 +256,26 @@ def costing(
         tuple(unpriced),
         tuple(dict.fromkeys(differences)),
         kubernetes_support(config, day),
+        capture_items(config),
+        training_cost(
+            config.draft_training,
+            region,
+            {k: p for k, p in found.items() if isinstance(p, Price)},
+            snapshot,
+            in_total=isinstance(config.infrastructure.cluster, NewCluster),
+        ),
+    )
+
+
+def capture_items(config: StackConfig) -> tuple[str, ...]:
+    """What hp:capture stores in S3, per endpoint: billed per GB-month and per request, not by
+    the hour, and no S3 price is in the snapshot, so its price is unknown (docs/cost.md)."""
+    return tuple(
+        f"S3 storage of endpoint {e.name}'s captured traffic "
+        f"({e.operator.capture.sampling_percent}% of requests, kept "
+        f"{e.operator.capture.retention_days} days)"
+        for e in config.endpoints
+        if e.operator.capture is not None
     )
 
 
