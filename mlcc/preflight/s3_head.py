@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from mlcc.preflight.account.fetch import Clients
+from mlcc.preflight.bounded import aws_failure
 from mlcc.preflight.facts import NotAModelConfig, model_facts, with_estimate
 from mlcc.preflight.head_weights import (
     INDEX_FILE,
@@ -75,7 +76,7 @@ def fetch(uri: str, clients: Clients) -> FetchResult:
     except NotAModelConfig as error:
         return Refused(f"its {CONFIG_FILE} ({draft.uri}{CONFIG_FILE}) {error}")
     except Exception as error:  # every other failure of the read: one line, never a traceback
-        return Unreachable(f"{draft.uri}: {_described(error)}")
+        return Unreachable(f"{draft.uri}: {aws_failure.described(error, clients.timeout_s)}")
 
 
 def read_json(
@@ -90,18 +91,7 @@ def read_json(
     except Failure as failure:
         return failure.result
     except Exception as error:  # every other failure of the read: one line, never a traceback
-        return Unreachable(f"{folder.uri}{name}: {_described(error)}")
-
-
-def _described(error: Exception) -> str:
-    from botocore.exceptions import ClientError, NoCredentialsError
-
-    if isinstance(error, NoCredentialsError):
-        return "no AWS credentials to read it with (profile, environment or role)"
-    if isinstance(error, ClientError):
-        details = error.response.get("Error", {})
-        return f"{details.get('Code', 'error')}: {str(details.get('Message', ''))[:200]}"
-    return f"{type(error).__name__}: {str(error).strip()[:200] or 'no detail'}"
+        return Unreachable(f"{folder.uri}{name}: {aws_failure.described(error, clients.timeout_s)}")
 
 
 def _get(

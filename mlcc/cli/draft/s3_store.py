@@ -20,6 +20,7 @@ from typing import Any
 
 from mlcc.config.aws import rules as aws_rules
 from mlcc.engine_contract.values import printable
+from mlcc.preflight.bounded import aws_failure
 
 SCHEME = "s3://"
 DEFAULT_TIMEOUT_S = 60.0  # connect and read, as mlcc optimize's READ_TIMEOUT_S
@@ -82,29 +83,8 @@ def client(timeout_s: float) -> Any:
 
 
 def described(error: BaseException, timeout_s: float) -> str:
-    """A botocore failure in a few words, with the action to grant or the flag to change."""
-    from botocore import exceptions as bx
-
-    if isinstance(error, bx.NoCredentialsError):
-        return "no AWS credentials (set AWS_PROFILE, or the environment's keys, or a role)"
-    if isinstance(error, bx.ClientError):
-        details = error.response.get("Error", {})
-        code = str(details.get("Code", "")) or str(
-            error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", "error")
-        )
-        message = " ".join(str(details.get("Message", "")).split())[:200]
-        return f"{code}: {message}" if message else code
-    if isinstance(error, bx.ConnectTimeoutError | bx.ReadTimeoutError):
-        return f"no answer within {timeout_s:g} s (--s3-timeout)"
-    if isinstance(error, bx.IncompleteReadError):
-        got, whole = error.kwargs.get("actual_bytes"), error.kwargs.get("expected_bytes")
-        return f"the body ended after {got} of its {whole} bytes"
-    if isinstance(error, bx.ResponseStreamingError):
-        return "the connection broke while the body was read"
-    if isinstance(error, bx.EndpointConnectionError):
-        return f"cannot reach S3 at {printable(str(error.kwargs.get('endpoint_url', '')))}"
-    text = " ".join(str(error).split())[:200]
-    return f"{type(error).__name__}: {text or 'no detail'}"
+    """A botocore failure in a few words; a timeout names --s3-timeout."""
+    return aws_failure.described(error, timeout_s, "--s3-timeout")
 
 
 def upload(folder: Path, to: Place, timeout_s: float) -> list[str]:
