@@ -105,8 +105,7 @@ def read_tokens(dataset: str, clients_of: ClientsOf) -> Tokens:
     clients = clients_of()
     if isinstance(clients, Unreached):
         return Tokens(None, f"{clients.source}: {clients.why}")
-    bucket, _, prefix = dataset.removeprefix(s3_draft.SCHEME).partition("/")
-    folder = s3_draft.S3Draft(bucket, prefix.strip("/") + "/" if prefix.strip("/") else "")
+    folder = s3_draft.folder(dataset)
     read = s3_head.read_json(
         folder,
         PROVENANCE,

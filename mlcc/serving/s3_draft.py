@@ -62,8 +62,15 @@ def parse(value: str) -> S3Draft | None:
     """The bucket and prefix of an s3:// draft, or None when `s3_draft_problem` refuses it."""
     if s3_draft_problem(value) is not None:
         return None
+    return folder(value)
+
+
+def folder(value: str) -> S3Draft:
+    """The bucket and folder of an s3:// URI a check has accepted; the whole bucket (prefix "")
+    when it names none."""
     bucket, _, prefix = value.removeprefix(SCHEME).partition("/")
-    return S3Draft(bucket, prefix.rstrip("/") + "/")
+    prefix = prefix.rstrip("/")  # a leading "/" is part of the key, as for `aws s3`
+    return S3Draft(bucket, f"{prefix}/" if prefix else "")
 
 
 def s3_draft_problem(value: str) -> str | None:
