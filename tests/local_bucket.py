@@ -8,15 +8,40 @@ checked them against botocore's model.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
+import os
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from local_aws import LocalAWS, Reply, error
+import pytest
+from local_aws import LocalAWS, Reply, error, local_aws
 
 NO_BUCKET = ("NoSuchBucket", "The specified bucket does not exist", 404)
 DENIED = ("AccessDenied", "Access Denied", 403)
+MODIFIED = "2026-12-06T12:00:00.000Z"  # every object's LastModified unless `modified` says
+
+
+@contextlib.contextmanager
+def redirected_s3(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[LocalAWS]:
+    """The local AWS, reached as users redirect boto3: AWS_ENDPOINT_URL_S3, with test keys and
+    no profile of the machine's; its checks of every request and reply hold at the end."""
+    for name in list(os.environ):
+        if name.startswith(("AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_DEFAULT_PROFILE")):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_REGION", "us-west-2")
+    with local_aws() as fake:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_S3", fake.url)
+        yield fake
+        assert fake.violations == []
+        assert fake.reply_problems == []
 
 
 @dataclass
@@ -27,6 +52,7 @@ class Buckets:
     denied: set[str] = field(default_factory=set)  # "bucket" or "bucket/key" refused
     delays: dict[str, float] = field(default_factory=dict)  # key -> seconds before answering
     cut: dict[str, int] = field(default_factory=dict)  # key -> bytes its body is short of
+    modified: dict[str, str] = field(default_factory=dict)  # key -> its LastModified
     lists: int = 0  # ListObjectsV2 pages served
     checksum_problems: list[str] = field(default_factory=list)
 
@@ -64,6 +90,7 @@ class Buckets:
                     "Key": k,
                     "Size": len(self.objects[bucket][k]),
                     "ETag": etag(self.objects[bucket][k]),
+                    "LastModified": self.modified.get(k, MODIFIED),
                 }
                 for k in page
             ],

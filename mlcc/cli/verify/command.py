@@ -15,17 +15,20 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from mlcc.cli.verify import live as verify_live
 from mlcc.cli.verify import reads as verify_reads
 from mlcc.cli.verify import wait as verify_wait
+from mlcc.cli.verify.capture_records import read_records
 from mlcc.cli.verify.reads import ClusterError
 from mlcc.config import stack as stack_config
 from mlcc.config.endpoints import EndpointConfig
 from mlcc.config.kubernetes_only import KubeconfigCluster
 from mlcc.config.observability.settings import ObservabilitySettings
-from mlcc.deploy import draft_head
+from mlcc.deploy import capture_check, draft_head
 from mlcc.deploy.check import Check, all_passed
 from mlcc.deploy.cluster import DEFAULT_REQUEST_TIMEOUT_S, Cluster
 from mlcc.deploy.expectation import expectation_for
@@ -69,7 +72,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         type=verify_wait.seconds,
         default=DEFAULT_REQUEST_TIMEOUT_S,
         metavar="SECONDS",
-        help=f"give up on a Kubernetes API or Prometheus request after this long (default: "
+        help=f"give up on a Kubernetes API, Prometheus or S3 request after this long (default: "
         f"{DEFAULT_REQUEST_TIMEOUT_S:g})",
     )
     verify_wait.add_arguments(parser)
@@ -120,7 +123,14 @@ def run(args: argparse.Namespace, wait_timings: WaitSettings | None = None) -> i
         else {}
     )
     passed = [
-        _verify_one(cluster, namespace, endpoint, len(endpoints) > 1, live.get(endpoint.name))
+        _verify_one(
+            cluster,
+            namespace,
+            endpoint,
+            len(endpoints) > 1,
+            live.get(endpoint.name),
+            args.request_timeout,
+        )
         for endpoint in endpoints
     ]
     return EXIT_OK if all(passed) else EXIT_FAILED
@@ -149,6 +159,7 @@ def _verify_one(
     endpoint: EndpointConfig,
     headed: bool,
     live: Check | None = None,
+    s3_timeout_s: float = DEFAULT_REQUEST_TIMEOUT_S,
 ) -> bool:
     """Print one endpoint's checks (under its name when the stack has several)."""
     try:
@@ -156,7 +167,8 @@ def _verify_one(
         observed, notes = verify_reads.observe(cluster, namespace, endpoint.name)
         copies = verify_reads.copy_logs(cluster, observed, expected)
         sources = draft_head.source_checks(observed, *copies, expected)
-        checks = [*verify_endpoint(observed, expected), *sources, *notes]
+        captured = _capture_checks(observed.endpoint, endpoint, s3_timeout_s)
+        checks = [*verify_endpoint(observed, expected), *sources, *captured, *notes]
     except ClusterError as error:
         checks = [Check("cluster", False, str(error))]
     except (AttributeError, TypeError, KeyError, ValueError) as error:
@@ -170,6 +182,22 @@ def _verify_one(
     for check in checks:  # details quote the cluster's answers: control characters escaped
         print(printable(f"  {check.line}" if headed else check.line))
     return all_passed(checks)
+
+
+def _capture_checks(
+    live: Mapping[str, Any] | None, endpoint: EndpointConfig, s3_timeout_s: float
+) -> list[Check]:
+    """hp:capture's check, when the endpoint has one and its object exists (hp:capture is
+    refused in Kubernetes-only mode, so a stack that has it calls AWS)."""
+    wanted = endpoint.operator.capture
+    if wanted is None or live is None:
+        return []
+    uri = capture_check.capture_uri(live)
+    if uri is None:
+        records = capture_check.Records(not_read="no s3Uri")
+    else:
+        records = read_records(uri, s3_timeout_s)
+    return [capture_check.check_capture(live, wanted, records)]
 
 
 def stack_kubeconfig(
