@@ -216,7 +216,8 @@ def test_a_missing_input_and_an_unwritable_output_are_one_line(
         ]
     )
     assert code == 1
-    assert capsys.readouterr().err.count("\n") == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("draft dataset: --output ")
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:

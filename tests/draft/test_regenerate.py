@@ -300,6 +300,16 @@ def test_a_folder_without_a_dataset_is_exit_1(
     assert "no train.jsonl or validation.jsonl" in capsys.readouterr().err
 
 
+def test_a_dataset_that_is_no_folder_is_named_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert regenerate(tmp_path, "http://127.0.0.1:9")[0] == 1
+    assert capsys.readouterr().err == f"draft regenerate: --dataset {tmp_path}/ds: does not exist\n"
+    (tmp_path / "ds").write_text("")
+    assert regenerate(tmp_path, "http://127.0.0.1:9")[0] == 1
+    assert capsys.readouterr().err.endswith("/ds: is a file, not a folder\n")
+
+
 def test_from_capture_files_to_regenerated_rows(tmp_path: Path) -> None:
     c.write(tmp_path / "in" / "a.jsonl", [c.chat("q1", "old"), c.chat("q2", "old")])
     assert (

@@ -118,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"draft dataset: {error}", file=sys.stderr)
         return EXIT_NONE
     except OSError as error:
-        print(f"draft dataset: {shown_path(args.output)}: {error.strerror}", file=sys.stderr)
+        why = error.strerror or "cannot be written"
+        print(f"draft dataset: --output {shown_path(args.output)}: {why}", file=sys.stderr)
         return EXIT_NONE
     code = _report(tally, args.output)
     if code != EXIT_OK or upload_to is None:

@@ -141,6 +141,10 @@ def _input_provenance(folder: Path) -> Any:
 
 def _check_dataset(dataset: Path) -> None:
     """UserFileError unless the dataset folder has a split file."""
+    kind = userfiles.file_kind(dataset, "--dataset")
+    if kind != userfiles.FOLDER:
+        what = "does not exist" if kind is None else f"is {kind}, not a folder"
+        raise userfiles.UserFileError(f"--dataset {shown_path(dataset)}: {what}")
     kinds = {split: userfiles.file_kind(dataset / split, "--dataset") for split in SPLITS}
     for split, kind in kinds.items():
         if kind not in (None, userfiles.FILE):
