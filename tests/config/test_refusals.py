@@ -281,6 +281,7 @@ def test_any_values_give_a_config_or_errors_naming_keys(values: dict[str, str]) 
         ("modelS3Uri", "s3://a..b/models/x/"),
         ("modelS3Uri", "s3://192.168.1.1/models/x/"),
         ("modelS3Uri", "s3://bucket/models//x/"),
+        ("modelS3Uri", "s3://bucket//models/x/"),
         ("outputS3Uri", "s3://bucket-/out/"),
         ("dataset", "s3://-bucket/data.jsonl"),
     ],

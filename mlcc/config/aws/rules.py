@@ -254,6 +254,7 @@ def s3_uri_problem(uri: str) -> str | None:
         problem = f"the bucket name {bucket!r} has '..' or is an IP address; S3 refuses it"
     if problem is None and len(prefix.encode()) > 1024:
         problem = "the prefix is longer than S3's 1024-byte key limit"
-    if problem is None and ("//" in prefix or any(ord(c) < 32 for c in prefix)):
+    empty_segment = "//" in prefix or prefix.startswith("/")
+    if problem is None and (empty_segment or any(ord(c) < 32 for c in prefix)):
         problem = f"the prefix {prefix!r} has an empty path segment or a control character"
     return problem
