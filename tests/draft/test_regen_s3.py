@@ -90,9 +90,12 @@ def test_a_dataset_from_s3_regenerates_as_its_local_copy(aws: LocalAWS, tmp_path
         for n in names
     ]
     assert all(len(s["etag"]) == 32 for s in from_s3["dataset"]["sources"])
-    # one listing of the prefix (two pages of two keys), then each split twice (count, send)
+    # one listing of the prefix (two pages of two keys), then each object once
     gets = [p["Key"] for o, p in aws.requests if o == "GetObject"]
-    assert gets == [f"{PREFIX}provenance.json", *[f"{PREFIX}{n}" for n in SPLITS] * 2]
+    assert gets == [f"{PREFIX}provenance.json", *[f"{PREFIX}{n}" for n in SPLITS]]
+    assert sorted(p.name for p in (tmp_path / "s3").iterdir()) == sorted(
+        (*SPLITS, "drops.jsonl", "provenance.json")
+    )  # the spool is gone
     listings = [p for o, p in aws.requests if o == "ListObjectsV2"]
     assert all(p["Prefix"] == PREFIX and p["Delimiter"] == "/" for p in listings)
 
@@ -169,13 +172,19 @@ def test_a_malformed_dataset_uri_is_exit_2_before_any_request(
     assert aws.calls == [] and not (tmp_path / "out").exists()
 
 
-def test_an_object_replaced_between_the_two_passes_is_refused(
+def test_the_spool_is_the_objects_and_is_removed_after_a_failure(
     aws: LocalAWS, tmp_path: Path
 ) -> None:
-    buckets = upload(aws, local_dataset(tmp_path))
+    folder = local_dataset(tmp_path)
+    buckets = upload(aws, folder)
     dataset = regen_s3.open_dataset(s3_store.place(URI, need_prefix=False), 5.0)
-    first = regen_pool.count_rows(dataset)
-    assert first == 13 + 2  # the rows, the line that is no JSON and the over-long one
-    buckets.objects[BUCKET][f"{PREFIX}validation.jsonl"] += b'{"conversations": []}\n'
-    with pytest.raises(regen_s3.DatasetError, match=r"validation\.jsonl: changed while"):
-        regen_pool.count_rows(dataset)
+    (tmp_path / "spool").mkdir()
+    local = dataset.spool(tmp_path / "spool")
+    for name in SPLITS:
+        assert (local.path / name).read_bytes() == (folder / name).read_bytes()
+    assert regen_pool.count_rows(local) == 13 + 2  # the rows, the no-JSON and over-long lines
+    buckets.cut[f"{PREFIX}validation.jsonl"] = 10
+    out = tmp_path / "out"
+    with fake_vllm.FakeVllm() as engine:
+        assert regenerate(URI, out, engine.url) == 1
+    assert [p.name for p in out.iterdir()] == []

@@ -2,28 +2,27 @@
 
 The prefix is what `mlcc draft dataset --upload` (or `aws s3 sync`) wrote: train.jsonl,
 validation.jsonl and provenance.json directly under it. One ListObjectsV2 (delimiter "/", every
-page) finds them; each split's GetObject body is streamed through the line bound of a local file
-(regen_pool.split_lines), so the rows sent, and the rows and drops written, are those of a local
-copy. The client, the one-line errors and the streaming sha256 are mlcc draft dataset's
-(mlcc/cli/draft/s3_store.py, s3_input.py).
-
-The splits are read twice, once to count the prompts and once to send them: each pass records
-each object's size and sha256, and the second pass must give the first one's bytes (an object
-replaced in between is an error, not a mixed dataset). Needs s3:ListBucket on the bucket and
-s3:GetObject on the prefix.
+page) finds them; provenance.json is read into memory (bounded), and each split's GetObject body
+is streamed once, in chunks, into a spool folder inside --output (`spool`), its size and sha256
+computed as it is written. The prompts are then read from the spool as from a local copy
+(regen_pool.Folder: the same line bound), so the rows sent, and the rows and drops written, are
+those of a local copy, and the objects are read once. The caller removes the spool. The client,
+the one-line errors and the streaming sha256 are mlcc draft dataset's
+(mlcc/cli/draft/s3_store.py, s3_input.py). Needs s3:ListBucket on the bucket and s3:GetObject on
+the prefix.
 """
 
 from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from mlcc.cli.draft import s3_input, s3_store
 from mlcc.cli.draft.dataset import InputError
-from mlcc.cli.draft.regen_pool import SPLITS, split_lines
+from mlcc.cli.draft.regen_pool import SPLITS, Folder
 
 FLAG = "--dataset"
 PROVENANCE = "provenance.json"
@@ -49,17 +48,20 @@ class S3Dataset:
     where: s3_store.Place
     timeout_s: float
     present: dict[str, s3_input.Listed]  # file name -> its object
-    sources: dict[str, dict[str, Any]] = field(default_factory=dict)  # as last read
+    sources: dict[str, dict[str, Any]] = field(default_factory=dict)  # as read
     provenance: Any = None  # the dataset's own provenance.json, None without one that parses
 
-    def lines(self) -> Iterator[tuple[str, int, bytes | None]]:
+    def spool(self, into: Path) -> Folder:
+        """Each split's object, copied once into `into`: the dataset as a local folder."""
         for split in SPLITS:
             listed = self.present.get(split)
             if listed is None:
                 continue
-            with self._opened(listed) as (stream, body):
-                yield from split_lines(split, stream)
+            with self._opened(listed) as (stream, body), (into / split).open("wb") as file:
+                while chunk := stream.read(_CHUNK):
+                    file.write(chunk)
             self._record(listed, body)
+        return Folder(into)
 
     def read_provenance(self) -> None:
         listed = self.present.get(PROVENANCE)
@@ -86,18 +88,9 @@ class S3Dataset:
         }
 
     def _record(self, listed: s3_input.Listed, body: s3_input.HashingBody) -> None:
-        name = self.where.shown(listed.key)
-        seen = {"path": name, "size": body.size, "sha256": body.digest.hexdigest()}
-        before = self.sources.get(listed.key.rsplit("/", 1)[-1])
-        if before is not None and (before["size"], before["sha256"]) != (
-            seen["size"],
-            seen["sha256"],
-        ):
-            raise DatasetError(
-                f"{FLAG}: {name}: changed while it was read (another sha256 on the second "
-                "pass): run again once nothing writes to the prefix"
-            )
-        self.sources[listed.key.rsplit("/", 1)[-1]] = {**seen, "etag": listed.etag.strip('"')}
+        seen = {"path": self.where.shown(listed.key), "size": body.size}
+        digest = {"sha256": body.digest.hexdigest(), "etag": listed.etag.strip('"')}
+        self.sources[listed.key.rsplit("/", 1)[-1]] = {**seen, **digest}
 
     def _opened(self, listed: s3_input.Listed) -> _Opened:
         return _Opened(self, listed)

@@ -18,9 +18,11 @@ failed, 2 a usage error.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -194,15 +196,15 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    source: regen_pool.Folder | regen_s3.S3Dataset
+    dataset: regen_pool.Folder | regen_s3.S3Dataset
     try:
         if where is None:
             _check_dataset(folder)
         _check_output(args.output)
         if where is None:
-            source = regen_pool.Folder(folder)
+            dataset = regen_pool.Folder(folder)
         else:
-            source = regen_s3.open_dataset(where, args.s3_timeout)
+            dataset = regen_s3.open_dataset(where, args.s3_timeout)
     except (userfiles.UserFileError, regen_s3.DatasetError) as error:
         print(f"draft regenerate: {error}", file=sys.stderr)
         return EXIT_NONE
@@ -215,17 +217,18 @@ def run(args: argparse.Namespace) -> int:
     sampling = regen_pool.Sampling(served.model, args.max_tokens, args.temperature)
     try:
         (args.output / "provenance.json").unlink(missing_ok=True)  # written last, when complete
-        total = regen_pool.count_rows(source)
-        print(
-            f"regenerating {total} prompts with {printable(served.model)} at {ep.shown_url(url)} "
-            f"({args.concurrency} at a time)",
-            file=sys.stderr,
-        )
-        progress = regen_pool.Progress(total, PROGRESS_EVERY_S, sys.stderr)
-        pool = regen_pool.Pool(endpoint, sampling, args.concurrency, progress)
-        counts = _write(pool, source, args.output)
+        with _local(dataset, args.output) as source:
+            total = regen_pool.count_rows(source)
+            print(
+                f"regenerating {total} prompts with {printable(served.model)} at "
+                f"{ep.shown_url(url)} ({args.concurrency} at a time)",
+                file=sys.stderr,
+            )
+            progress = regen_pool.Progress(total, PROGRESS_EVERY_S, sys.stderr)
+            pool = regen_pool.Pool(endpoint, sampling, args.concurrency, progress)
+            counts = _write(pool, source, args.output)
         problems = regen_pool.check_counts(counts, args.output)
-        record = provenance(args, _dataset_record(source), url, served, sampling, counts)
+        record = provenance(args, _dataset_record(dataset), url, served, sampling, counts)
         text = json.dumps(record, indent=2) + "\n"
         userfiles.write_text(args.output / "provenance.json", text, "--output")
     except (userfiles.UserFileError, regen_s3.DatasetError) as error:
@@ -240,6 +243,19 @@ def run(args: argparse.Namespace) -> int:
         return code
     uploaded = s3_store.upload_and_say("draft regenerate", args.output, upload_to, args.s3_timeout)
     return EXIT_OK if uploaded else EXIT_NONE
+
+
+@contextlib.contextmanager
+def _local(
+    dataset: regen_pool.Folder | regen_s3.S3Dataset, output: Path
+) -> Iterator[regen_pool.Folder]:
+    """The dataset as a local folder: an S3 one copied once into a spool inside --output,
+    removed afterwards."""
+    if isinstance(dataset, regen_pool.Folder):
+        yield dataset
+        return
+    with tempfile.TemporaryDirectory(prefix=".dataset-", dir=output) as spool:
+        yield dataset.spool(Path(spool))
 
 
 def _dataset_record(source: regen_pool.Folder | regen_s3.S3Dataset) -> Any:
