@@ -20,18 +20,7 @@ from mlcc.cli.verify import command as verify_cli
 from mlcc.deploy import draft_head
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-STACK_FILE = f"""\
-config:
-  aws:region: us-east-1
-  aws-native:region: us-east-1
-  hp:engine: vllm
-  hp:model: {s.TARGET}
-  hp:image: {s.IMAGE}
-  hp:namespace: inference
-  hp:speculativeAlgorithm: eagle3
-  hp:speculativeModel: {h.HEAD}
-  hp:speculativeNumTokens: 5
-"""
+STACK_FILE = s.stack_file(h.HEAD)
 ETAG = 'config.json ETag "0123abcd", version id none, last modified 2026-12-06T12:00:00+00:00'
 COPY_LOG_PATH = f"/api/v1/namespaces/{NAMESPACE}/pods/{d.POD}/log"
 

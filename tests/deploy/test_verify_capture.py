@@ -25,21 +25,9 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 POD = "hp-dev-7c9f8d-x2k4q"
 BUCKET = "hp-capture-0a1b2c"
 URI = f"s3://{BUCKET}/hp-dev"
-STACK_FILE = f"""\
-config:
-  aws:region: us-east-1
-  aws-native:region: us-east-1
-  hp:engine: vllm
-  hp:model: {s.TARGET}
-  hp:image: {s.IMAGE}
-  hp:namespace: inference
-  hp:speculativeAlgorithm: eagle3
-  hp:speculativeModel: {s.EAGLE3_DRAFT}
-  hp:speculativeNumTokens: 5
-  hp:sagemakerEndpoint: true
-  hp:capture:
-    samplingPercent: 10
-"""
+STACK_FILE = s.stack_file(
+    extra="  hp:sagemakerEndpoint: true\n  hp:capture:\n    samplingPercent: 10\n"
+)
 
 
 def captured(sampling: object = 10, enabled: object = True) -> dict[str, Any]:

@@ -24,22 +24,10 @@ from mlcc.facts.operator import GROUP, PLURAL, VERSION
 REPO_ROOT = Path(__file__).resolve().parents[2]
 POD = "hp-dev-7c9f8d-x2k4q"
 
-STACK_FILE = f"""\
-config:
-  aws:region: us-east-1
-  aws-native:region: us-east-1
-  hp:engine: vllm
-  hp:model: {s.TARGET}
-  hp:image: {s.IMAGE}
-  hp:namespace: inference
-  hp:speculativeAlgorithm: eagle3
-  hp:speculativeModel: {s.EAGLE3_DRAFT}
-  hp:speculativeNumTokens: 5
-  hp:engineArgs:
-    max-model-len: 8192
-  hp:hfToken:
-    secure: v1:Zm9vYmFy:c2VjcmV0LXRva2VuLWNpcGhlcnRleHQ=
-"""
+STACK_FILE = s.stack_file(
+    extra="  hp:engineArgs:\n    max-model-len: 8192\n  hp:hfToken:\n"
+    "    secure: v1:Zm9vYmFy:c2VjcmV0LXRva2VuLWNpcGhlcnRleHQ=\n"
+)
 
 
 def healthy_scene(log: str = s.VLLM_EAGLE3_LOG) -> Scene:

@@ -26,19 +26,7 @@ from mlcc.deploy.waiter import WaitSettings, failures, wait_for_endpoints
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TIMINGS = WaitSettings(poll_s=0.05, grace_s=0.1, api_grace_s=0.1)
-STACK_FILE = f"""\
-config:
-  aws:region: us-east-1
-  aws-native:region: us-east-1
-  hp:engine: vllm
-  hp:model: {s.TARGET}
-  hp:image: {s.IMAGE}
-  hp:namespace: inference
-  hp:endpointName: hp-dev
-  hp:speculativeAlgorithm: eagle3
-  hp:speculativeModel: {s.EAGLE3_DRAFT}
-  hp:speculativeNumTokens: 5
-"""
+STACK_FILE = s.stack_file(extra="  hp:endpointName: hp-dev\n")
 SERVING = Scene(
     0,
     d.endpoint("DeploymentComplete"),

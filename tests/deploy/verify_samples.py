@@ -56,6 +56,16 @@ def rendered_env(**overrides: str | None) -> list[dict[str, object]]:
     return workload.environment(workload.from_endpoint(cfg, cfg.primary), cfg.primary.speculative)
 
 
+def stack_file(draft: str = EAGLE3_DRAFT, extra: str = "") -> str:
+    """Pulumi.dev.yaml of a one-endpoint vLLM eagle3 stack, with `extra` lines appended."""
+    return (
+        "config:\n  aws:region: us-east-1\n  aws-native:region: us-east-1\n"
+        f"  hp:engine: vllm\n  hp:model: {TARGET}\n  hp:image: {IMAGE}\n"
+        "  hp:namespace: inference\n  hp:speculativeAlgorithm: eagle3\n"
+        f"  hp:speculativeModel: {draft}\n  hp:speculativeNumTokens: 5\n{extra}"
+    )
+
+
 ENDPOINT_ARN = "arn:aws:sagemaker:us-east-2:123456789012:endpoint/hp-dev"
 
 
