@@ -224,6 +224,10 @@ def test_a_candidate_endpoint_of_the_stack_is_promoted_into_the_benched_entry(
         "deployment/chat-candidate 8082:8080" in out.out
     )
     assert "hp:endpoints[0].speculativeModelRevision: 'abc123' (new)" in out.out
+    assert out.out.endswith(
+        "the candidate endpoint chat-candidate is still in Pulumi.lab.yaml: once the promoted "
+        "head serves, remove its hp:endpoints entry (`pulumi up` then deletes it)\n"
+    )
 
 
 ENTRIES = (

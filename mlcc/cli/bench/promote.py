@@ -81,6 +81,11 @@ def apply(args: argparse.Namespace, decision: Decision, candidate: CandidatePlan
     print(f"promoted the candidate head into {path.name}:")
     print("\n".join(f"  {line}" for line in changes))
     print("check it with `mlcc plan`; `pulumi up` deploys it")
+    if args.candidate_endpoint:
+        print(
+            f"the candidate endpoint {args.candidate_endpoint} is still in {path.name}: once the "
+            "promoted head serves, remove its hp:endpoints entry (`pulumi up` then deletes it)"
+        )
     return EXIT_OK
 
 
