@@ -50,7 +50,7 @@ RESOURCES = {
 }
 
 
-def copy_script(draft: s3_draft.S3Draft, destination: str) -> str:
+def copy_script(draft: s3_draft.S3Folder, destination: str) -> str:
     """The init container's shell script: sync the prefix, require config.json, write the
     marker and print it as one JSON line (`kubectl logs POD -c mlcc-draft-copy`, which
     `mlcc verify` and the deploy wait read). `set -eu`: any failed step fails the init
@@ -78,7 +78,7 @@ def copy_script(draft: s3_draft.S3Draft, destination: str) -> str:
     )
 
 
-def init_container(draft: s3_draft.S3Draft, volume: str) -> dict[str, object]:
+def init_container(draft: s3_draft.S3Folder, volume: str) -> dict[str, object]:
     destination = f"{COPY_MOUNT}/{s3_draft.DRAFT_DIRECTORY}"
     return {
         "name": INIT_CONTAINER,

@@ -80,7 +80,7 @@ def fetch(uri: str, clients: Clients) -> FetchResult:
 
 
 def read_json(
-    folder: s3_draft.S3Draft, name: str, clients: Clients, absent: str
+    folder: s3_draft.S3Folder, name: str, clients: Clients, absent: str
 ) -> JsonRead | Refused | Unreachable:
     """Another JSON file under an S3 folder (e.g. a dataset's provenance.json), read the way a
     head's config.json is: bounded GetObject, the same failures. `absent` says what a missing
@@ -96,7 +96,7 @@ def read_json(
 
 def _get(
     s3: Any,
-    draft: s3_draft.S3Draft,
+    draft: s3_draft.S3Folder,
     name: str,
     most: int,
     absent: str = NO_HEAD,
@@ -112,7 +112,7 @@ def _get(
 
 
 def _range(
-    s3: Any, draft: s3_draft.S3Draft, name: str, start: int, count: int, absent: str = NO_HEAD
+    s3: Any, draft: s3_draft.S3Folder, name: str, start: int, count: int, absent: str = NO_HEAD
 ) -> bytes:
     """`count` bytes of an object from `start` (fewer at its end)."""
     from botocore.exceptions import ClientError
@@ -143,7 +143,7 @@ def _range(
     return data
 
 
-def _weight_bytes(s3: Any, draft: s3_draft.S3Draft) -> int | None:
+def _weight_bytes(s3: Any, draft: s3_draft.S3Folder) -> int | None:
     """The sizes of the .safetensors objects directly under the prefix, from ListObjectsV2."""
     total, token, pages = 0, None, 0
     while pages < MAX_LIST_PAGES:
@@ -161,7 +161,7 @@ def _weight_bytes(s3: Any, draft: s3_draft.S3Draft) -> int | None:
     return None  # a folder this long is no head's; the size stays unknown
 
 
-def _fc_width(s3: Any, draft: s3_draft.S3Draft) -> int | None:
+def _fc_width(s3: Any, draft: s3_draft.S3Folder) -> int | None:
     """The fc weight's input width from a safetensors header; None when no header shows it."""
     files = [SINGLE_FILE]
     try:

@@ -42,9 +42,11 @@ _PREFIX = re.compile(r"[A-Za-z0-9._/=+-]{1,900}")
 
 
 @dataclass(frozen=True)
-class S3Draft:
+class S3Folder:
+    """A folder in S3: a head's (the one that holds config.json), a dataset's, a capture's."""
+
     bucket: str
-    prefix: str  # the folder that holds config.json, ending with "/"
+    prefix: str  # ending with "/"; "" is the whole bucket
 
     @property
     def uri(self) -> str:
@@ -53,24 +55,28 @@ class S3Draft:
     def key(self, name: str) -> str:
         return f"{self.prefix}{name}"
 
+    def shown(self, key: str) -> str:
+        """A key of the bucket as an s3:// URI."""
+        return f"{SCHEME}{self.bucket}/{key}"
+
 
 def is_s3(value: str | None) -> bool:
     return bool(value) and str(value).startswith(SCHEME)
 
 
-def parse(value: str) -> S3Draft | None:
+def parse(value: str) -> S3Folder | None:
     """The bucket and prefix of an s3:// draft, or None when `s3_draft_problem` refuses it."""
     if s3_draft_problem(value) is not None:
         return None
     return folder(value)
 
 
-def folder(value: str) -> S3Draft:
+def folder(value: str) -> S3Folder:
     """The bucket and folder of an s3:// URI a check has accepted; the whole bucket (prefix "")
     when it names none."""
     bucket, _, prefix = value.removeprefix(SCHEME).partition("/")
     prefix = prefix.rstrip("/")  # a leading "/" is part of the key, as for `aws s3`
-    return S3Draft(bucket, f"{prefix}/" if prefix else "")
+    return S3Folder(bucket, f"{prefix}/" if prefix else "")
 
 
 def s3_draft_problem(value: str) -> str | None:

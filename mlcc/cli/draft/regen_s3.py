@@ -23,6 +23,7 @@ from typing import Any
 from mlcc.cli.draft import s3_input, s3_store
 from mlcc.cli.draft.dataset import InputError
 from mlcc.cli.draft.regen_pool import SPLITS, Folder
+from mlcc.serving.s3_draft import S3Folder
 
 FLAG = "--dataset"
 PROVENANCE = "provenance.json"
@@ -34,7 +35,7 @@ class DatasetError(Exception):
     """The S3 dataset cannot be read: one line for the user."""
 
 
-def place(value: str) -> s3_store.Place:
+def place(value: str) -> S3Folder:
     """The --dataset prefix; ValueError (one line) for one S3 would refuse, before any request."""
     try:
         return s3_store.place(value, need_prefix=False)
@@ -45,7 +46,7 @@ def place(value: str) -> s3_store.Place:
 @dataclass
 class S3Dataset:
     s3: Any
-    where: s3_store.Place
+    where: S3Folder
     timeout_s: float
     present: dict[str, s3_input.Listed]  # file name -> its object
     sources: dict[str, dict[str, Any]] = field(default_factory=dict)  # as read
@@ -126,7 +127,7 @@ class _Opened:
         return s3_store.described(error, self.dataset.timeout_s)
 
 
-def open_dataset(where: s3_store.Place, timeout_s: float) -> S3Dataset:
+def open_dataset(where: S3Folder, timeout_s: float) -> S3Dataset:
     """The dataset under `where`, its provenance.json read; DatasetError (one line) when the
     bucket or prefix cannot be listed, holds neither split, or an object cannot be read."""
     try:

@@ -27,6 +27,7 @@ from typing import IO, Any
 from mlcc.cli.draft import dataset as draft_dataset
 from mlcc.cli.draft import s3_store
 from mlcc.cli.draft.dataset import InputError, Split, Tally
+from mlcc.serving.s3_draft import S3Folder
 
 PROGRESS_EVERY_S = 5.0
 _CHUNK = 1 << 20
@@ -69,7 +70,7 @@ class HashingBody(io.RawIOBase):
         return len(data)
 
 
-def capture_objects(s3: Any, where: s3_store.Place, timeout_s: float) -> list[Listed]:
+def capture_objects(s3: Any, where: S3Folder, timeout_s: float) -> list[Listed]:
     """The `.jsonl` objects under the prefix, in a local copy's file order."""
     found = list_prefix(s3, where, timeout_s, "--input", lambda key: key.endswith(".jsonl"))
     if not found:
@@ -79,7 +80,7 @@ def capture_objects(s3: Any, where: s3_store.Place, timeout_s: float) -> list[Li
 
 def list_prefix(
     s3: Any,
-    where: s3_store.Place,
+    where: S3Folder,
     timeout_s: float,
     flag: str,
     keep: Callable[[str], bool],
@@ -161,7 +162,7 @@ def build(
 
 def _read_object(
     s3: Any,
-    where: s3_store.Place,
+    where: S3Folder,
     listed: Listed,
     reading: draft_dataset.Reading,
     timeout_s: float,

@@ -14,13 +14,14 @@ drops.jsonl, then provenance.json, so a prefix that holds provenance.json holds 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mlcc.config.aws import rules as aws_rules
 from mlcc.engine_contract.values import printable
 from mlcc.preflight.bounded import aws_failure
+from mlcc.serving import s3_draft
+from mlcc.serving.s3_draft import S3Folder
 
 SCHEME = "s3://"
 DEFAULT_TIMEOUT_S = 60.0  # connect and read, as mlcc optimize's READ_TIMEOUT_S
@@ -33,38 +34,24 @@ class S3Problem(Exception):
     """An S3 request failed: one line for the user."""
 
 
-@dataclass(frozen=True)
-class Place:
-    bucket: str
-    prefix: str  # "" (the whole bucket) or ending with "/"
-
-    @property
-    def uri(self) -> str:
-        return f"{SCHEME}{self.bucket}/{self.prefix}"
-
-    def shown(self, key: str) -> str:
-        return f"{SCHEME}{self.bucket}/{key}"
-
-
 def is_uri(value: str) -> bool:
     return value.startswith(SCHEME)
 
 
-def place(value: str, *, need_prefix: bool) -> Place:
+def place(value: str, *, need_prefix: bool) -> S3Folder:
     """`s3://bucket[/prefix[/]]` as a bucket and a prefix ending with "/"; ValueError (one line)
     when S3 would refuse the bucket name or the prefix (the rules `hp:draftTraining.dataset`
     is checked with: mlcc/config/aws/rules.py `s3_uri_problem`)."""
     problem = aws_rules.s3_uri_problem(value)
     if problem:
         raise ValueError(problem)
-    bucket, _, prefix = value.removeprefix(SCHEME).partition("/")
-    prefix = prefix.strip("/")
-    if need_prefix and not prefix:
+    found = s3_draft.folder(value)
+    if need_prefix and not found.prefix:
         raise ValueError(
             f"{printable(value)} names a bucket but no folder: give one, e.g. "
-            f"s3://{bucket}/datasets/run-1/"
+            f"s3://{found.bucket}/datasets/run-1/"
         )
-    return Place(bucket, f"{prefix}/" if prefix else "")
+    return found
 
 
 def client(timeout_s: float) -> Any:
@@ -87,7 +74,7 @@ def described(error: BaseException, timeout_s: float) -> str:
     return aws_failure.described(error, timeout_s, "--s3-timeout")
 
 
-def upload(folder: Path, to: Place, timeout_s: float) -> list[str]:
+def upload(folder: Path, to: S3Folder, timeout_s: float) -> list[str]:
     """Put UPLOAD_ORDER's files of `folder` under `to`; the URIs written. S3Problem (one line
     naming what was and was not uploaded) on the first failure."""
     files = [folder / name for name in UPLOAD_ORDER]
@@ -120,7 +107,7 @@ def upload(folder: Path, to: Place, timeout_s: float) -> list[str]:
     return done
 
 
-def upload_and_say(step: str, folder: Path, to: Place, timeout_s: float) -> bool:
+def upload_and_say(step: str, folder: Path, to: S3Folder, timeout_s: float) -> bool:
     """A step's --upload once its folder is written and checked: the files, then where they went
     and the stack key to set on stdout (True), or the one-line failure on stderr (False)."""
     try:
@@ -159,7 +146,7 @@ def add_flags(parser: Any, *, reads: str = "") -> None:
     )
 
 
-def upload_place(value: str | None) -> Place | None:
+def upload_place(value: str | None) -> S3Folder | None:
     """The --upload prefix, or None without one; ValueError (one line) for a bad one."""
     if value is None:
         return None

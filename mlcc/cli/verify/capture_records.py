@@ -15,6 +15,7 @@ from datetime import datetime
 from mlcc.cli.draft import s3_input, s3_store
 from mlcc.deploy.capture_check import Records
 from mlcc.preflight.bounded.aws_failure import described
+from mlcc.serving.s3_draft import S3Folder
 
 MOST_PAGES = 10  # 10,000 objects: enough to say that capture writes
 
@@ -35,7 +36,7 @@ def read_records(uri: str, timeout_s: float) -> Records:
         return Records(not_read=f"{where.uri}: {described(error, timeout_s)}{granted}")
 
 
-def _listed(s3: object, where: s3_store.Place) -> Records:
+def _listed(s3: object, where: S3Folder) -> Records:
     objects = size = 0
     newest: datetime | None = None
     pages = s3.get_paginator("list_objects_v2").paginate(  # type: ignore[attr-defined]
