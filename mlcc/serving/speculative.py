@@ -158,6 +158,15 @@ def _draft_problems(spec: SpeculativeSpec, engine: Engine) -> list[Problem]:
     return [Problem(KEY_MODEL, problem)] if problem else []
 
 
+def draft_problem(draft: str, engine: Engine) -> str | None:
+    """Why `draft` cannot be `engine`'s hp:speculativeModel (a Hub id, an absolute path, or an
+    s3:// trained head for vLLM); None when it can."""
+    if s3_draft.is_s3(draft):
+        found = _s3_draft_problems(draft, engine)
+        return found[0].message if found else None
+    return draft_model_problem(draft)
+
+
 def _s3_draft_problems(draft: str, engine: Engine) -> list[Problem]:
     """A trained head in S3: copied into the pod for vLLM; SGLang cannot read its format."""
     problem = s3_draft.s3_draft_problem(draft)

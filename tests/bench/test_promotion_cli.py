@@ -178,6 +178,7 @@ def test_the_levels_the_stack_serves_are_those_its_schedule_drafts_at(
         (["--candidate-url", "http://h", "--acceptance-tolerance", "2"], "--acceptance-tolerance:"),
         (["--candidate-url", "http://h", "--promotion-margin", "-1"], "--promotion-margin: '-1'"),
         (["--candidate-url", "http://h", "--candidate-model", "s3://b/h"], "--candidate-model:"),
+        (["--candidate-url", "http://h", "--candidate-model", "hf://x/y"], "--candidate-model:"),
         (["--candidate-url", "http://h", "--recommend", "--apply"], "--apply writes either"),
         (["--candidate-url", "http://h", "--apply"], "--apply needs --stack"),
     ],
@@ -228,6 +229,55 @@ def test_a_candidate_endpoint_of_the_stack_is_promoted_into_the_benched_entry(
         "the candidate endpoint chat-candidate is still in Pulumi.lab.yaml: once the promoted "
         "head serves, remove its hp:endpoints entry (`pulumi up` then deletes it)\n"
     )
+
+
+def test_a_trained_head_in_s3_is_promoted_from_its_candidate_endpoint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    head = "s3://my-bucket/heads/run1/checkpoints/3/"
+    stack = (
+        "config:\n  aws:region: us-east-1\n  aws-native:region: us-east-1\n  hp:model: org/m\n"
+        "  hp:engine: vllm\n  hp:speculativeAlgorithm: eagle3\n  hp:speculativeNumTokens: 4\n"
+        "  hp:endpoints:\n"
+        "    - name: chat\n      speculativeModel: org/head-v1\n      baseline: true\n"
+        f"    - name: chat-candidate\n      speculativeModel: {head}\n"
+    )
+    code = promote(
+        tmp_path, BETTER, "--endpoint", "chat", "--candidate-endpoint", "chat-candidate",
+        stack=stack, head=False,
+    )  # fmt: skip
+    out = capsys.readouterr()
+    assert code == 0, out.out + out.err
+    assert (tmp_path / "Pulumi.lab.yaml").read_text() == stack.replace(
+        "speculativeModel: org/head-v1", f'speculativeModel: "{head}"'
+    )  # no speculativeModelRevision: an s3:// head has none
+
+
+def test_an_s3_head_on_an_sglang_stack_is_refused_naming_the_endpoint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stack = (
+        "config:\n  aws:region: us-east-1\n  aws-native:region: us-east-1\n  hp:model: org/m\n"
+        "  hp:engine: sglang\n  hp:speculativeAlgorithm: eagle3\n  hp:speculativeNumTokens: 4\n"
+        "  hp:endpoints:\n"
+        "    - name: chat\n      speculativeModel: org/head-v1\n"
+        "    - name: chat-candidate\n      engine: vllm\n"
+        "      speculativeModel: s3://my-bucket/heads/run1/\n"
+    )
+    (tmp_path / "Pulumi.lab.yaml").write_text(stack)
+    shutil.copy(REPO / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    with (
+        LoadEngine(LoadBehaviour(CURRENT, K)) as current,
+        LoadEngine(LoadBehaviour(CURRENT, 0)) as twin,
+    ):
+        argv = ["bench", "--stack", "lab", "--project-dir", str(tmp_path), "--endpoint", "chat",
+                "--url", current.url, "--twin-url", twin.url, "--candidate-endpoint",
+                "chat-candidate", "--model", MODEL, "--concurrency", "1,4",
+                "--out", str(tmp_path / "out")]  # fmt: skip
+        assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mlcc bench: error: ") and len(err.splitlines()) == 1, err
+    assert "chat-candidate's speculativeModel: s3://my-bucket/heads/run1/ is an s3:// draft" in err
 
 
 ENTRIES = (

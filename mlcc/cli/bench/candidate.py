@@ -17,7 +17,9 @@ from mlcc.bench import promotion as rule
 from mlcc.bench.client import access
 from mlcc.bench.sweep import levels as sweep_levels
 from mlcc.cli.bench import command as bench
-from mlcc.engine_contract.values import draft_model_problem
+from mlcc.serving import s3_draft
+from mlcc.serving.engines import Engine
+from mlcc.serving.speculative import draft_problem
 from mlcc.userfiles.numbers import number
 
 FLAGS = (
@@ -122,8 +124,13 @@ def plan_of(args: argparse.Namespace, endpoint: bench.Plan, swept: Sequence[int]
         stack_candidate, settings = found
         head = head or str(settings.get("speculativeModel") or "") or None
         revision = revision or _text(settings.get("speculativeModelRevision"))
-    if head is not None and (problem := draft_model_problem(head)):
-        raise bench.UsageError(f"--candidate-model: {problem}")
+    engine = current.engine if current is not None else Engine.VLLM
+    if head is not None and (problem := draft_problem(head, engine)):
+        given = args.candidate_model or not args.candidate_endpoint
+        where = "--candidate-model" if given else f"{args.candidate_endpoint}'s speculativeModel"
+        raise bench.UsageError(f"{where}: {problem}")
+    if head is not None and s3_draft.is_s3(head):
+        revision = None  # an s3:// head is the prefix as it is: no Hub revision
     url = args.candidate_url or access.local_url(CANDIDATE_PORT)
     try:
         inputs.parse_http_url(url, False)

@@ -15,6 +15,7 @@ from typing import Any
 from mlcc.bench.promotion import Decision
 from mlcc.cli.bench import command as bench
 from mlcc.cli.bench.candidate import CandidatePlan
+from mlcc.serving import s3_draft
 
 EXIT_OK, EXIT_FAILED, EXIT_NOT_PROMOTED = 0, 1, 3
 MODEL, REVISION = "speculativeModel", "speculativeModelRevision"
@@ -116,7 +117,8 @@ def _values(
     if spec is None:
         raise Refusal(f"{endpoint.name} has no speculation in {stack_file}; nothing applied")
     values: dict[str, Any] = {MODEL: candidate.head}
-    if candidate.revision is not None or (spec.draft_revision or "main") != "main":
+    hub_head = not s3_draft.is_s3(candidate.head)  # an s3:// head has no Hub revision
+    if hub_head and (candidate.revision is not None or (spec.draft_revision or "main") != "main"):
         values[REVISION] = candidate.revision or "main"
     current = {"speculativeAlgorithm": spec.algorithm, "speculativeNumTokens": spec.num_tokens}
     values |= {key: value for key, value in candidate.settings.items() if key in current}
