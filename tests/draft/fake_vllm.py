@@ -15,9 +15,9 @@ Its answers have vLLM 0.27.1's fields and shapes (vllm-0.27.1 wheel):
 What a request gets depends on its last user turn's first word: `slow` waits 0.2 s, `hang` 3 s;
 `fail` is a 500; `flaky` is a 503 the first time its prompt is seen; `notokens` is answered as
 by a server that ignores `return_token_ids`; `badjson` is not JSON; `empty` has no answer text;
-`emptyids` has empty token ids; `long` stops at max_tokens. `token_ids=False` makes every reply
-lack token ids (a server without the field). The fake records the most requests it had in
-flight at once and every request body.
+`emptyids` has empty token ids; `surrogate` answers an unpaired surrogate; `long` stops at
+max_tokens. `token_ids=False` makes every reply lack token ids (a server without the field).
+The fake records the most requests it had in flight at once and every request body.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ MAX_MODEL_LEN = 8192
 
 def tokens(text: str) -> list[int]:
     """A stand-in tokenizer: one id per word, the same every time."""
-    return [zlib.crc32(word.encode()) % 32000 for word in text.split()]
+    return [zlib.crc32(word.encode("utf-8", "surrogatepass")) % 32000 for word in text.split()]
 
 
 class FakeVllm(LoopbackServer):
@@ -135,6 +135,8 @@ class FakeVllm(LoopbackServer):
         prompt = " ".join(f"<{m['role']}> {m['content']}" for m in body["messages"])
         question = body["messages"][-1]["content"]
         answer = "" if word == "empty" else f"regenerated answer to {question}"
+        if word == "surrogate":  # JSON's \ud800 escape: valid JSON, not UTF-8 text
+            answer = "half of a pair: \ud800"
         prompt_ids, answer_ids = tokens(prompt), tokens(answer or "x")
         finish = "stop"
         if word == "long":

@@ -253,3 +253,45 @@ def test_the_real_cli_on_garbage_and_bad_flags(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert cli("--input", str(garbage), "--seed", "-1").returncode == 2
     assert cli("--output", "x").returncode == 2
+
+
+def test_requests_no_reader_can_keep_are_drops_not_tracebacks(tmp_path: Path) -> None:
+    listed_role = {"messages": [{"role": ["user"], "content": "x"}]}
+    surrogate = '{"messages": [{"role": "user", "content": "hi \\ud800 there"}]}'
+    answered = c.chat_response("fine")
+    bad_answer = '{"choices": [{"message": {"content": "a \\udfff"}}]}'
+    records = [
+        c.record(listed_role, answered, encoding="JSON"),
+        c.record(surrogate, answered, encoding="JSON"),
+        c.record(c.chat_request("q"), bad_answer, encoding="JSON"),
+        c.chat("kept", "yes"),
+    ]
+    c.write(tmp_path / "in" / "a.jsonl", records)
+    code, out = run(tmp_path, "--validation-fraction", "0")
+    assert code == 0
+    reasons = [d["reason"] for d in rows(out / "drops.jsonl")]
+    assert reasons == [capture.NOT_REQUEST, capture.NOT_REQUEST, capture.NOT_RESPONSE]
+    assert len(rows(out / "train.jsonl")) == 1
+
+
+def test_an_earlier_output_under_the_input_is_not_read_again(tmp_path: Path) -> None:
+    c.write(tmp_path / "in" / "a.jsonl", [c.chat("q", "a"), "not json"])
+    for _ in range(2):
+        code, out = run(tmp_path, into="in/out")
+        assert code == 0
+        record = json.loads((out / "provenance.json").read_text())
+        assert [s["path"] for s in record["sources"]] == ["a.jsonl"]
+        assert len(rows(out / "drops.jsonl")) == 1
+
+
+def test_a_fifo_among_the_output_files_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    c.write(tmp_path / "in" / "a.jsonl", [c.chat("q", "a")])
+    (tmp_path / "out").mkdir()
+    os.mkfifo(tmp_path / "out" / "drops.jsonl")
+    assert run(tmp_path)[0] == 1
+    err = capsys.readouterr().err
+    assert err == (
+        f"draft dataset: --output {tmp_path}/out/drops.jsonl: is a FIFO (named pipe), not a file\n"
+    )

@@ -188,3 +188,15 @@ def test_the_spool_is_the_objects_and_is_removed_after_a_failure(
     with fake_vllm.FakeVllm() as engine:
         assert regenerate(URI, out, engine.url) == 1
     assert [p.name for p in out.iterdir()] == []
+
+
+def test_uploading_over_the_dataset_prefix_is_refused_before_any_request(
+    aws: LocalAWS, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = regenerate(URI, tmp_path / "out", "http://127.0.0.1:9", "--upload", URI.rstrip("/"))
+    err = capsys.readouterr().err
+    assert code == 2 and err == (
+        f"draft regenerate: --upload {URI} is the --dataset prefix: the regenerated files would "
+        "replace the dataset's; choose another --upload prefix\n"
+    )
+    assert aws.calls == []

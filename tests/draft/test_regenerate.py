@@ -6,12 +6,15 @@ from __future__ import annotations
 import io
 import json
 import os
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import captures as c
 import fake_vllm
 import pytest
+from bench_fake_engine import LoopbackServer
 
 from mlcc.cli import main
 from mlcc.cli.draft import endpoint as ep
@@ -327,3 +330,68 @@ def test_from_capture_files_to_regenerated_rows(tmp_path: Path) -> None:
     record = json.loads((out / "provenance.json").read_text())
     assert record["dataset"]["provenance"]["sources"][0]["path"] == "a.jsonl"
     assert record["dataset"]["provenance"]["inferenceTime"]["earliest"] == "2025-01-02T03:04:05Z"
+
+
+def test_an_answer_that_is_not_utf8_text_is_a_malformed_reply(tmp_path: Path) -> None:
+    c.write(tmp_path / "in" / "a.jsonl", [c.chat("surrogate please", "old"), c.chat("q2", "old")])
+    argv = ["--input", str(tmp_path / "in"), "--output", str(tmp_path / "ds")]
+    assert main(["draft", "dataset", *argv, "--validation-fraction", "0"]) == 0
+    with fake_vllm.FakeVllm() as fake:
+        code, out = regenerate(tmp_path, fake.url)
+    assert code == 0
+    [drop] = rows(out / "drops.jsonl")
+    assert (drop["reason"], drop["detail"]) == (
+        ep.MALFORMED_REPLY,
+        "choices[0].message.content is not UTF-8 text",
+    )
+    assert len(rows(out / "train.jsonl")) == 1
+
+
+class ErrorServer(LoopbackServer):
+    """/v1/models answers 500 with control characters in its error message."""
+
+    def __init__(self) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                body = json.dumps({"error": {"message": "\x1b[31mred\nline"}}).encode()
+                self.send_response(500)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self._serve(Handler)
+
+
+def test_a_server_error_text_is_printed_escaped() -> None:
+    with pytest.raises(ep.EndpointError) as raised, ErrorServer() as server:
+        ep.Endpoint(ep.parse_url(server.url), 5.0, 0, 0.0).served(None)
+    assert "\\x1b[31mred\\nline" in str(raised.value) and "\x1b" not in str(raised.value)
+
+
+class Interrupted:
+    """A dataset whose reading is interrupted (Ctrl-C) after `rows` slow prompts."""
+
+    def __init__(self, rows: int) -> None:
+        self.rows = rows
+
+    def lines(self) -> Iterator[tuple[str, int, bytes | None]]:
+        for number in range(1, self.rows + 1):
+            question = {"role": "user", "content": f"slow q{number}"}
+            row = {"conversations": [question, {"role": "assistant", "content": "a"}]}
+            yield "train.jsonl", number, json.dumps(row).encode()
+        raise KeyboardInterrupt
+
+
+def test_an_interrupt_sends_none_of_the_queued_prompts(tmp_path: Path) -> None:
+    with fake_vllm.FakeVllm() as fake:
+        endpoint = ep.Endpoint(ep.parse_url(fake.url), 5.0, 0, 0.0)
+        sampling = regen_pool.Sampling(fake_vllm.MODEL, 16, 0.0)
+        pool = regen_pool.Pool(endpoint, sampling, 1, regen_pool.Progress(8, 99, io.StringIO()))
+        with (tmp_path / "rows").open("w") as rows, pytest.raises(KeyboardInterrupt):
+            pool.run(Interrupted(8), {"train.jsonl": rows, "validation.jsonl": rows}, rows)
+        # four were answered, the fifth was in flight; the three queued behind it never go
+        assert len(fake.bodies) <= 5

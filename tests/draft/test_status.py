@@ -331,3 +331,13 @@ def test_an_unusable_kubeconfig_is_one_line(
     assert str(missing) in err
     assert err.endswith("; check --kubeconfig and --context\n")
     assert err.count("\n") == 1
+
+
+def test_numbers_no_int_can_read_are_left_out() -> None:
+    lines = [
+        "[12:00:01] INFO     train/loss=1.0, global_step=²                      trainer.py:300",
+        f"[12:00:02] INFO     Training epoch {'9' * 5000}/2 started             trainer.py:200",
+        "[12:00:03] INFO     val/loss=0.5, epoch=٣                              trainer.py:320",
+    ]
+    found = trainer_log.progress(lines)
+    assert (found.step, found.epoch, found.validation_epoch) == (None, None, None)

@@ -105,6 +105,8 @@ def parse_record(record: object) -> Conversation:
     prompt = prompt_of(request)
     output = capture["endpointOutput"]
     answer = answer_of(body(output), output.get("observedContentType"))
+    if not is_text(answer):
+        raise Dropped(NOT_RESPONSE)
     if not answer.strip():
         raise Dropped(EMPTY_ANSWER)
     metadata = record.get("eventMetadata")
@@ -130,6 +132,16 @@ def body(captured: dict[str, Any]) -> str:
         raise Dropped(BAD_BASE64) from None
 
 
+def is_text(value: str) -> bool:
+    """Whether `value` can be written as UTF-8: JSON's `\\ud800` escapes decode to unpaired
+    surrogates, which no UTF-8 file holds."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _content(value: object) -> str | None:
     """A message's content: text, or the text parts of a list of content parts."""
     if isinstance(value, str):
@@ -148,17 +160,18 @@ def prompt_of(request: object) -> tuple[tuple[str, str], ...]:
     if isinstance(messages, list) and messages:
         turns = []
         for message in messages:
-            if not isinstance(message, dict) or message.get("role") not in ROLES:
+            role = message.get("role") if isinstance(message, dict) else None
+            if not isinstance(role, str) or role not in ROLES:
                 raise Dropped(NOT_REQUEST)
             content = _content(message.get("content"))
-            if content is None:
+            if content is None or not is_text(content):
                 raise Dropped(NOT_REQUEST)
             turns.append((str(message["role"]), content))
         return tuple(turns)
     prompt = request.get("prompt")
     if isinstance(prompt, list) and len(prompt) == 1:
         prompt = prompt[0]
-    if isinstance(prompt, str) and prompt.strip():
+    if isinstance(prompt, str) and prompt.strip() and is_text(prompt):
         return (("user", prompt),)
     raise Dropped(NOT_REQUEST)
 

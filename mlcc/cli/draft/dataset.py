@@ -19,6 +19,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
+from mlcc import userfiles
 from mlcc.cli.draft import capture
 from mlcc.userfiles import shown_path
 
@@ -124,6 +125,13 @@ class Writer:
     """The output folder's three JSON Lines files, written as records are read."""
 
     def __init__(self, output: Path) -> None:
+        for name in ("train.jsonl", "validation.jsonl", "drops.jsonl"):
+            try:
+                kind = userfiles.file_kind(output / name, "--output")
+            except userfiles.UserFileError as error:
+                raise InputError(str(error)) from None
+            if kind not in (None, userfiles.FILE):  # a FIFO would block the open for ever
+                raise InputError(f"--output {shown_path(output / name)}: is {kind}, not a file")
         try:
             output.mkdir(parents=True, exist_ok=True)
             self.train = (output / "train.jsonl").open("w", encoding="utf-8")
@@ -211,11 +219,20 @@ def build(
     root: Path, output: Path, split: Split, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
 ) -> Tally:
     """Read every capture file under `root` and write the dataset into `output`."""
-    files = capture_files(root)
+    files = [path for path in capture_files(root) if not _inside(path, output)]
     with Reading(output, split, max_record_bytes) as reading:
         for path in files:
             reading.read_file(path, _shown(path, root))
     return reading.tally
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether `path` is in `folder`: an earlier run's output under --input is not input (its
+    drops.jsonl would be read while it is written)."""
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except OSError:
+        return False
 
 
 def _shown(path: Path, root: Path) -> str:

@@ -42,6 +42,7 @@ from mlcc.bench.client.transport import (
 )
 from mlcc.bench.client.transport import get as http_get
 from mlcc.bench.inputs import HttpUrl, parse_http_url
+from mlcc.cli.draft.capture import is_text
 from mlcc.engine_contract.values import printable
 
 CHAT_PATH = "/v1/chat/completions"
@@ -140,7 +141,8 @@ class Endpoint:
             hint = ""
             if status == 404 and self.url.path.endswith("/v1"):
                 hint = " (--endpoint is the base URL, without /v1)"
-            raise EndpointError(f"{where} answered HTTP {status}: {body_message(raw)}{hint}")
+            message = printable(body_message(raw))
+            raise EndpointError(f"{where} answered HTTP {status}: {message}{hint}")
         cards = _model_cards(raw)
         if cards is None:
             raise EndpointError(f"{where} did not answer an OpenAI model list")
@@ -246,8 +248,8 @@ def parse_reply(raw: bytes) -> Reply:
     if not isinstance(choice, dict) or not isinstance(message, dict):
         raise Failed(MALFORMED_REPLY, "the reply has no choices[0].message")
     content = message.get("content")
-    if content is not None and not isinstance(content, str):
-        raise Failed(MALFORMED_REPLY, "choices[0].message.content is not text")
+    if content is not None and not (isinstance(content, str) and is_text(content)):
+        raise Failed(MALFORMED_REPLY, "choices[0].message.content is not UTF-8 text")
     assert isinstance(data, dict)
     prompt_ids, token_ids = data.get("prompt_token_ids"), choice.get("token_ids")
     if prompt_ids is None or token_ids is None:

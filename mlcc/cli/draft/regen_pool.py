@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from mlcc.cli.draft import endpoint as ep
+from mlcc.cli.draft.capture import is_text
 from mlcc.cli.draft.dataset import bounded_lines
 
 SPLITS = ("train.jsonl", "validation.jsonl")
@@ -87,6 +88,7 @@ def prompt_of(line: bytes | None) -> list[dict[str, str]]:
             isinstance(turn, dict)
             and isinstance(turn.get("role"), str)
             and isinstance(turn.get("content"), str)
+            and is_text(turn["role"] + turn["content"])
         ):
             raise ep.Failed(ep.NOT_A_ROW, "a turn is not {role, content} text")
     if turns[-1]["role"] != "assistant":
@@ -212,7 +214,8 @@ class Pool:
     def run(self, source: Source, rows: Mapping[str, IO[str]], drops: IO[str]) -> Counts:
         window: deque[tuple[str, str, list[dict[str, str]], concurrent.futures.Future[Outcome]]]
         window = deque()
-        with concurrent.futures.ThreadPoolExecutor(self.concurrency) as pool:
+        pool = concurrent.futures.ThreadPoolExecutor(self.concurrency)
+        try:
             for split, number, line in source.lines():
                 self.counts.read += 1
                 where = f"{split}:{number}"
@@ -227,6 +230,11 @@ class Pool:
                     self._finish(window.popleft(), rows, drops)
             while window:
                 self._finish(window.popleft(), rows, drops)
+        except BaseException:  # Ctrl-C, a full disk: the queued prompts are not sent
+            self.give_up.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown()
         self.progress.maybe_print(final=True)
         return self.counts
 

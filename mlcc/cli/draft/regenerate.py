@@ -188,6 +188,13 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         print(f"draft regenerate: {error}", file=sys.stderr)
         return EXIT_USAGE
+    if where is not None and upload_to is not None and where == upload_to:
+        print(
+            f"draft regenerate: --upload {upload_to.uri} is the --dataset prefix: the "
+            "regenerated files would replace the dataset's; choose another --upload prefix",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     folder = Path(args.dataset)
     if where is None and _same_folder(folder, args.output):
         print(

@@ -31,12 +31,13 @@ _START = re.compile(
 )
 _MORE = re.compile(r"^\s{20}(?P<text>\S.*?)\s*$")
 _SOURCE = re.compile(r"\s+[\w.<>-]+\.py:\d+$")  # the first line's file:line column
-_EPOCH = re.compile(r"^Training epoch (\d+)/(\d+) (started|completed)")
+# Counts are ASCII digits, at most 18 (an int() of any of them, never Python's 4,300-digit limit)
+_EPOCH = re.compile(r"^Training epoch ([0-9]{1,18})/([0-9]{1,18}) (started|completed)")
 _SAVED = re.compile(r"^Checkpoint saved to (.+)$")
 _BEST = re.compile(r"^Updated checkpoint_best -> (\S+) \(loss_epoch=([^)]+)\)")
 _RESUMED = re.compile(
-    r"^Resuming mid-epoch from epoch=(\d+) local_step=(\d+) global_step=(\d+)"
-    r"|^Resuming training on epoch (\d+)"
+    r"^Resuming mid-epoch from epoch=([0-9]{1,18}) local_step=([0-9]{1,18}) "
+    r"global_step=([0-9]{1,18})|^Resuming training on epoch ([0-9]{1,18})"
 )
 _PAIR = re.compile(r"([A-Za-z0-9_/.-]+)=([^,\s]+)")
 
@@ -155,8 +156,8 @@ def _metrics(text: str, fields: dict[str, object]) -> None:
         fields["metrics"] = tuple(
             (k.removeprefix("train/"), v) for k, v in pairs if k.startswith("train/")
         )
-        if values.get("global_step", "").isdigit():
-            fields["step"] = int(values["global_step"])
+        if (step := _count(values.get("global_step"))) is not None:
+            fields["step"] = step
         fields["tokens_per_s"] = values.get("profile/tokens_per_s")
         lrs = [(k.removeprefix("lr/"), v) for k, v in pairs if k.startswith("lr/")]
         fields["lr"] = values.get("lr") or " / ".join(f"{k} {v}" for k, v in lrs) or None
@@ -164,8 +165,8 @@ def _metrics(text: str, fields: dict[str, object]) -> None:
         fields["validation"] = tuple(
             (k.removeprefix("val/"), v) for k, v in pairs if k.startswith("val/")
         )
-        if values.get("epoch", "").isdigit():
-            fields["validation_epoch"] = int(values["epoch"])
+        if (epoch := _count(values.get("epoch"))) is not None:
+            fields["validation_epoch"] = epoch
 
 
 def summary(found: Progress) -> list[str]:
@@ -210,11 +211,19 @@ def summary(found: Progress) -> list[str]:
 
 def _per_step(metrics: dict[str, str], prefix: str) -> str:
     steps = sorted(
-        (int(k.removeprefix(prefix)), v)
+        (number, v)
         for k, v in metrics.items()
-        if k.startswith(prefix) and k.removeprefix(prefix).isdigit()
+        if k.startswith(prefix) and (number := _count(k.removeprefix(prefix))) is not None
     )
     return "/".join(v for _, v in steps)
+
+
+def _count(text: str | None) -> int | None:
+    """`text` as a whole number when it is 1 to 18 ASCII digits (`"²".isdigit()` is true, and
+    int() refuses it)."""
+    if text is None or not (text.isascii() and text.isdigit() and len(text) <= 18):
+        return None
+    return int(text)
 
 
 def _int(value: object) -> int | None:
