@@ -8,7 +8,8 @@ throttling and 5xx answers retried, AWS_MAX_ATTEMPTS attempts, 3 unless set).
 
 The upload is one PutObject a file (S3's limit for one PutObject is 5 GiB: AWS docs, "Uploading
 objects"; a larger file is refused before any request): train.jsonl, validation.jsonl,
-drops.jsonl, then provenance.json, so a prefix that holds provenance.json holds the rest.
+drops.jsonl, then provenance.json, so a prefix uploaded to once that holds provenance.json
+holds the rest (over an earlier upload, a failure midway leaves the earlier provenance.json).
 """
 
 from __future__ import annotations
