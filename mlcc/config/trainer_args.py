@@ -104,8 +104,24 @@ def _value_problem(option: Option, value: object) -> str | None:
     if option.kind == "list":
         if not isinstance(value, list) or not value:
             return f"takes a non-empty list of {option.type} values, got {value!r}"
-        return next((p for p in (_scalar_problem(option, v) for v in value) if p), None)
+        problem = next((p for p in (_scalar_problem(option, v) for v in value) if p), None)
+        if problem is None and option.name == "target-layer-ids":
+            return _layer_ids_problem(value)
+        return problem
     return _scalar_problem(option, value)
+
+
+def _layer_ids_problem(value: list[Any]) -> str | None:
+    """speculators refuses, when the job has started, ids below 0 or repeated
+    (speculators/models/utils.py resolve_target_layer_ids: "must be distinct and within
+    [0, num_layers]"); the upper bound needs the target's config, so only these are checked here."""
+    ids = [int(v) for v in value]
+    if min(ids) < 0:
+        return f"takes layer numbers 0 or more, got {value!r}"
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        return f"takes each layer once, got {', '.join(map(str, repeated))} more than once"
+    return None
 
 
 def _scalar_problem(option: Option, value: object) -> str | None:
