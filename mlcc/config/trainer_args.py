@@ -51,6 +51,25 @@ class TrainerArg:
             return [option.flag, *(_word(v) for v in self.value)]
         return [option.flag, _word(self.value)]
 
+    def typed(self, option: Option) -> Any:
+        """The value as the release's parser reads it: each word through the option's type, so
+        `num-layers: "8"` is the number 8 (a boolean stays as given)."""
+        if option.kind in ("store_true", "boolean-optional"):
+            return self.value
+        if option.kind == "list":
+            return [_converted(option, v) for v in self.value]
+        return _converted(option, self.value)
+
+
+def typed_args(args: tuple[TrainerArg, ...], release: Release) -> dict[str, Any]:
+    """Full flag name -> value as the release's parser reads it (TrainerArg.typed)."""
+    return {arg.name: arg.typed(release.options[arg.name]) for arg in args}
+
+
+def _converted(option: Option, value: object) -> Any:
+    """One word through the option's type (int, float, str), as argparse converts it."""
+    return {"int": int, "float": float}.get(option.type, str)(value)
+
 
 def _word(value: object) -> str:
     return repr(value) if isinstance(value, float) else str(value)
@@ -130,7 +149,7 @@ def _scalar_problem(option: Option, value: object) -> str | None:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         return f"takes {_a(option.type)} value, got {value!r}"
     try:
-        converted: object = {"int": int, "float": float}.get(option.type, str)(value)
+        converted: object = _converted(option, value)
     except ValueError:
         return f"takes {_a(option.type)} value, got {value!r}"
     if option.type == "int" and isinstance(value, float):
