@@ -256,6 +256,16 @@ def _s3(reader: Reader, raw: dict[str, Any], field: str) -> str:
     if problem:
         reader.fail(f"{KEY}.{field}", problem)
         return ""
+    wild = sorted({c for c in uri if c in "*?"})
+    if wild:
+        # The prefix goes into the node role's IAM policy (components/cluster/iam_draft_loop.py),
+        # where * and ? are wildcards: s3://bkt/d*/ would grant every prefix starting with d.
+        reader.fail(
+            f"{KEY}.{field}",
+            f"must not contain {' or '.join(wild)}: the stack writes this prefix into the node "
+            "role's IAM policy, where they are wildcards granting other prefixes too",
+        )
+        return ""
     return uri.rstrip("/") + "/"
 
 

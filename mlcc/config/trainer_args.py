@@ -51,6 +51,25 @@ class TrainerArg:
             return [option.flag, *(_word(v) for v in self.value)]
         return [option.flag, _word(self.value)]
 
+    def typed(self, option: Option) -> Any:
+        """The value as the release's parser reads it: each word through the option's type, so
+        `num-layers: "8"` is the number 8 (a boolean stays as given)."""
+        if option.kind in ("store_true", "boolean-optional"):
+            return self.value
+        if option.kind == "list":
+            return [_converted(option, v) for v in self.value]
+        return _converted(option, self.value)
+
+
+def typed_args(args: tuple[TrainerArg, ...], release: Release) -> dict[str, Any]:
+    """Full flag name -> value as the release's parser reads it (TrainerArg.typed)."""
+    return {arg.name: arg.typed(release.options[arg.name]) for arg in args}
+
+
+def _converted(option: Option, value: object) -> Any:
+    """One word through the option's type (int, float, str), as argparse converts it."""
+    return {"int": int, "float": float}.get(option.type, str)(value)
+
 
 def _word(value: object) -> str:
     return repr(value) if isinstance(value, float) else str(value)
@@ -104,8 +123,24 @@ def _value_problem(option: Option, value: object) -> str | None:
     if option.kind == "list":
         if not isinstance(value, list) or not value:
             return f"takes a non-empty list of {option.type} values, got {value!r}"
-        return next((p for p in (_scalar_problem(option, v) for v in value) if p), None)
+        problem = next((p for p in (_scalar_problem(option, v) for v in value) if p), None)
+        if problem is None and option.name == "target-layer-ids":
+            return _layer_ids_problem(value)
+        return problem
     return _scalar_problem(option, value)
+
+
+def _layer_ids_problem(value: list[Any]) -> str | None:
+    """speculators refuses, when the job has started, ids below 0 or repeated
+    (speculators/models/utils.py resolve_target_layer_ids: "must be distinct and within
+    [0, num_layers]"); the upper bound needs the target's config, so only these are checked here."""
+    ids = [int(v) for v in value]
+    if min(ids) < 0:
+        return f"takes layer numbers 0 or more, got {value!r}"
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        return f"takes each layer once, got {', '.join(map(str, repeated))} more than once"
+    return None
 
 
 def _scalar_problem(option: Option, value: object) -> str | None:
@@ -114,7 +149,7 @@ def _scalar_problem(option: Option, value: object) -> str | None:
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         return f"takes {_a(option.type)} value, got {value!r}"
     try:
-        converted: object = {"int": int, "float": float}.get(option.type, str)(value)
+        converted: object = _converted(option, value)
     except ValueError:
         return f"takes {_a(option.type)} value, got {value!r}"
     if option.type == "int" and isinstance(value, float):

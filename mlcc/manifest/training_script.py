@@ -18,7 +18,8 @@ so the pod's log shows where the job is (docs/draft-training.md). The steps:
    server stops and training gets every GPU; online, the server keeps GPU 0 and training asks it
    for hidden states on demand (`--on-missing generate`);
 6. train: `speculators train` (torchrun, one process per training GPU), its checkpoints synced to
-   the output prefix every SYNC_SECONDS while it runs; the release resumes by itself from the
+   the output prefix every SYNC_SECONDS while it runs (complete epoch folders only, and once more
+   on a failed exit: COMPLETE_FILES); the release resumes by itself from the
    newest epoch folder under --save-path (TrainerArgs.no_resume_from_checkpoint is False by
    default; speculators/train/checkpointer.py `_get_previous_epoch`);
 7. upload: the checkpoint folder to `<output>checkpoints/` (speculators writes local paths).
@@ -47,6 +48,12 @@ SERVER_WAIT_SECONDS = 3600
 # training is launched with the agent's `hyperpodrun` (torchrun's arguments and more;
 # hyperpod-elastic-agent 1.1.3 README.md and pyproject.toml [project.scripts]).
 ELASTIC_AGENT = "hyperpod-elastic-agent==1.1.3"
+# An epoch folder is complete once both are written: speculators 0.9.0 Trainer.maybe_save_checkpoint
+# (speculators/train/trainer.py) writes the model and optimizer_state_dict.pt (checkpointer.py
+# save_checkpoint, optimizer_path), then the scheduler, then training_state.json
+# (_training_state_path) last. The sync while training and the one on a failed exit upload only
+# complete folders; a restore drops incomplete ones, so a resume never starts from half a save.
+COMPLETE_FILES = ("optimizer_state_dict.pt", "training_state.json")
 STEP_PREFIX = "mlcc-draft-training step"
 STEPS = (
     "install speculators",
@@ -157,6 +164,11 @@ def _endpoint() -> str:
     return f"http://127.0.0.1:{VLLM_PORT}"
 
 
+def _complete(folder: str) -> str:
+    """The shell test that `folder` (ending in /) holds every COMPLETE_FILES file."""
+    return "{ " + " && ".join(f'[ -f "{folder}{name}" ]' for name in COMPLETE_FILES) + "; }"
+
+
 def script(config: DraftTrainingConfig) -> str:
     q = shlex.quote
     aws = f"{VENV}/bin/aws"
@@ -195,6 +207,9 @@ def script(config: DraftTrainingConfig) -> str:
         )
         + f" {q(config.target_model)} {q(config.target_revision)} {MODEL_DIR}",
         f"{aws} s3 sync --no-follow-symlinks {q(output)} {CHECKPOINTS_DIR}",
+        f'for dir in {CHECKPOINTS_DIR}/*/; do if [ -d "$dir" ] && [ ! -L "${{dir%/}}" ] && '
+        f"! {_complete('${dir}')}; "
+        'then rm -rf "$dir"; fi; done',
         f"echo {q(step_line(3))}",
         f"SPECULATIVE=$(python3 -c {q(_SPECULATIVE_CONFIG)} {MODEL_DIR} "
         f"{q(' '.join(map(str, layer_ids(config))))})",
@@ -216,10 +231,22 @@ def script(config: DraftTrainingConfig) -> str:
         ]
     lines += [
         f"echo {q(step_line(6))}",
-        f"(while sleep {SYNC_SECONDS}; do {aws} s3 sync --no-follow-symlinks "
-        f"{CHECKPOINTS_DIR} {q(output)} || true; done) &",
+        "sync_complete() {",
+        "  local skip=() dir",
+        f"  for dir in {CHECKPOINTS_DIR}/*/; do",
+        f'    if [ -d "$dir" ] && [ ! -L "${{dir%/}}" ] && ! {_complete("${dir}")}; then',
+        '      dir=${dir%/}; skip+=(--exclude "${dir##*/}/*")',
+        "    fi",
+        "  done",
+        f'  {aws} s3 sync --no-follow-symlinks ${{skip[@]+"${{skip[@]}}"}} '
+        f"{CHECKPOINTS_DIR} {q(output)}",
+        "}",
+        f"(while sleep {SYNC_SECONDS}; do sync_complete || true; done) &",
         "SYNC=$!",
+        # torchrun failing ends the script (set -e): what was saved completely is uploaded first.
+        "trap 'kill \"$SYNC\" 2>/dev/null || true; sync_complete || true' EXIT",
         f"CUDA_VISIBLE_DEVICES={train_devices} {shlex.join(torchrun)}",
+        "trap - EXIT",
         'kill "$SYNC" || true',
         f"echo {q(step_line(7))}",
         f"{aws} s3 sync --no-follow-symlinks {CHECKPOINTS_DIR} {q(output)}",

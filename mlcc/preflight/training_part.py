@@ -30,6 +30,8 @@ from typing import Any
 from mlcc.config.draft_training import DraftTrainingConfig, HiddenStates
 from mlcc.config.infrastructure import InfrastructureConfig, NewCluster
 from mlcc.config.stack import StackConfig
+from mlcc.config.trainer_args import typed_args
+from mlcc.facts import speculators_train
 from mlcc.preflight import s3_head
 from mlcc.preflight.account import fetch as account_fetch
 from mlcc.preflight.account.facts import Unreached
@@ -193,7 +195,8 @@ def _disk(config: DraftTrainingConfig, infra: InfrastructureConfig) -> tuple[flo
 
 def trainer_fields(config: DraftTrainingConfig) -> dict[str, Any]:
     """The TrainingJob fields hp:draftTraining.trainerArgs sets (full flag names)."""
-    given = {arg.name: arg.value for arg in config.trainer_args}
+    release = speculators_train.RELEASES[config.speculators_version]
+    given = typed_args(config.trainer_args, release)  # `num-layers: "8"` is 8, as the job reads it
     found: dict[str, Any] = {}
     if isinstance(given.get("num-layers"), int):
         found["num_layers"] = given["num-layers"]

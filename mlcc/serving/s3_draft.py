@@ -93,7 +93,7 @@ def s3_draft_problem(value: str) -> str | None:
     if not slash or not prefix:
         return (
             f"{shown_value(value)} names a bucket but no folder: give the folder that holds the "
-            "head's config.json, e.g. s3://BUCKET/drafts/run-1/checkpoint-best/"
+            "head's config.json, e.g. s3://BUCKET/drafts/run-1/checkpoints/7/"
         )
     segments = prefix.split("/")
     if not _PREFIX.fullmatch(prefix) or "" in segments or {".", ".."} & set(segments):

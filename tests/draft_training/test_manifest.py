@@ -171,6 +171,39 @@ def test_the_steps_run_in_order_offline() -> None:
         assert training_script.step_line(number) in script
 
 
+def test_only_complete_epoch_folders_are_synced_and_restored(tmp_path: Path) -> None:
+    """A folder mid-save (no optimizer_state_dict.pt or training_state.json yet) is not uploaded
+    while training runs, and one that reached S3 anyway is dropped on restore; a failed
+    torchrun still uploads what was saved completely (the EXIT trap)."""
+    text = script_of()
+    assert subprocess.run(["bash", "-n"], input=text, text=True).returncode == 0
+    lines = text.splitlines()
+    start = lines.index("sync_complete() {")
+    function = "\n".join(lines[start : lines.index("}", start) + 1])
+    restore = next(line for line in lines if line.startswith("for dir in /train/checkpoints/"))
+    trap = lines.index("trap 'kill \"$SYNC\" 2>/dev/null || true; sync_complete || true' EXIT")
+    train = next(i for i, line in enumerate(lines) if "speculators.train" in line)
+    assert trap < train < lines.index("trap - EXIT")
+    root = tmp_path / "checkpoints"
+    for epoch, files in {"0": training_script.COMPLETE_FILES, "1": ("optimizer_state_dict.pt",),
+                         "2": ("model.safetensors",)}.items():  # fmt: skip
+        (root / epoch).mkdir(parents=True)
+        for name in files:
+            (root / epoch / name).write_text("x")
+    (root / "epoch0_end").symlink_to("0")
+    aws = tmp_path / "aws"
+    aws.write_text(f"#!/bin/bash\nprintf '%s\\n' \"$@\" > {tmp_path}/argv\n")
+    aws.chmod(0o755)
+    body = "\n".join([function, "sync_complete", restore])
+    body = body.replace("/train/venv/bin/aws", str(aws)).replace("/train/checkpoints", str(root))
+    result = subprocess.run(["bash", "-c", "set -euo pipefail\n" + body], capture_output=True)
+    assert result.returncode == 0, result.stderr
+    argv = (tmp_path / "argv").read_text().split("\n")
+    excluded = {argv[i + 1] for i, word in enumerate(argv) if word == "--exclude"}
+    assert excluded == {"1/*", "2/*"} and str(root) in argv
+    assert sorted(p.name for p in root.iterdir()) == ["0", "epoch0_end"]
+
+
 def test_online_training_asks_the_server_and_splits_the_gpus() -> None:
     script = script_of(hiddenStates="online")
     assert "generate-offline-data" not in script

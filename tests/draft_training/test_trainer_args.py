@@ -87,6 +87,28 @@ def test_a_value_of_the_wrong_type_is_refused(flag: str, value: object, words: s
 
 
 @pytest.mark.parametrize(
+    ("ids", "words"),
+    [
+        ([-1, 5], "layer numbers 0 or more"),
+        (["-2"], "layer numbers 0 or more"),
+        ([3, 5, 3], "each layer once, got 3 more than once"),
+        ([1, "1"], "each layer once, got 1 more than once"),
+    ],
+)
+def test_target_layer_ids_below_zero_or_repeated_are_refused_naming_the_key(
+    ids: list[object], words: str
+) -> None:
+    found = problems({**TRAINING, "trainerArgs": {"target-layer-ids": ids}})
+    assert list(found) == [f"{KEY}.target-layer-ids"]
+    assert words in found[f"{KEY}.target-layer-ids"]
+
+
+def test_target_layer_ids_from_zero_without_repeats_are_accepted() -> None:
+    config = training_config(trainerArgs={"target-layer-ids": [0, "7", 31]})
+    assert config.trainer_argv() == ["--target-layer-ids", "0", "7", "31"]
+
+
+@pytest.mark.parametrize(
     ("flag", "value"),
     [
         ("draft-attn-impl", "flash"),

@@ -189,6 +189,26 @@ def test_the_trainer_args_and_keys_the_fit_reads() -> None:
     assert keys.disk == "hp:instanceGroups[0].ebsVolumeSizeGb"
 
 
+def test_numbers_given_as_text_reach_the_fit_as_the_job_reads_them() -> None:
+    """trainer_args accepts `num-layers: "8"` as good as 8 (the parser converts each word): the
+    fit reads the converted values, not the defaults."""
+    args = {
+        "num-layers": "8",
+        "ttt-steps": "6",
+        "checkpoint-freq": "5",
+        "draft-vocab-size": "32000",
+    }
+    training = parsed({**TRAINING, "epochs": 20, "trainerArgs": args}).config.draft_training
+    assert training is not None
+    fields = trainer_fields(training)
+    assert fields["num_layers"] == 8 and fields["ttt_steps"] == 6
+    assert fields["draft_vocab_size"] == 32000
+    assert fields["checkpoints"] == 1 + 4  # epochs 0, 4, 9, 14, 19
+    listed = parsed({**TRAINING, "trainerArgs": {"target-layer-ids": ["2", "16"]}}).config
+    assert listed.draft_training is not None
+    assert trainer_fields(listed.draft_training)["aux_layers"] == 2
+
+
 def test_plan_preflight_prints_the_fit_under_the_job(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
