@@ -10,6 +10,7 @@ column; `_normalize_conversation` takes `role`/`content` turns).
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import stat
 from collections import Counter
@@ -111,14 +112,27 @@ def bounded_lines(file: IO[bytes], most: int) -> Iterator[bytes | None]:
         yield None
 
 
-def file_digest(path: Path) -> tuple[int, str]:
-    digest = hashlib.sha256()
-    size = 0
-    with path.open("rb") as file:
-        while chunk := file.read(SKIP_CHUNK):
-            digest.update(chunk)
-            size += len(chunk)
-    return size, digest.hexdigest()
+class HashingReader(io.RawIOBase):
+    """A byte source (a file, an S3 object's body) as a raw stream, its sha256 and size taken
+    as it is read: the bytes recorded are the bytes read."""
+
+    def __init__(self, source: Any) -> None:
+        self._source = source
+        self.digest = hashlib.sha256()
+        self.size = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self._read(len(buffer))
+        buffer[: len(data)] = data
+        self.digest.update(data)
+        self.size += len(data)
+        return len(data)
+
+    def _read(self, most: int) -> bytes:
+        return bytes(self._source.read(most))
 
 
 class Writer:
@@ -204,9 +218,10 @@ class Reading:
 
     def read_file(self, path: Path, name: str) -> None:
         try:
-            size, sha256 = file_digest(path)
-            with path.open("rb") as file:
-                self.read_lines(file, name)
+            with path.open("rb", buffering=0) as file:
+                hashing = HashingReader(file)
+                self.read_lines(io.BufferedReader(hashing, SKIP_CHUNK), name)
+            size, sha256 = hashing.size, hashing.digest.hexdigest()
         except OSError as error:
             self.drop(name, 0, capture.UNREADABLE)
             self.tally.read += 1

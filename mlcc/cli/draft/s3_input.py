@@ -15,7 +15,6 @@ and no provenance.json. Needs s3:ListBucket on the bucket and s3:GetObject on th
 
 from __future__ import annotations
 
-import hashlib
 import io
 import sys
 import time
@@ -48,26 +47,15 @@ class BodyFailed(Exception):
         self.cause = cause
 
 
-class HashingBody(io.RawIOBase):
-    """An S3 object's streaming body as a raw byte stream, its sha256 and size as it is read."""
+class HashingBody(draft_dataset.HashingReader):
+    """An S3 object's streaming body as a raw byte stream, its sha256 and size as it is read;
+    a failure of the read is BodyFailed (one line, by the caller)."""
 
-    def __init__(self, body: Any) -> None:
-        self._body = body
-        self.digest = hashlib.sha256()
-        self.size = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
+    def _read(self, most: int) -> bytes:
         try:
-            data = self._body.read(len(buffer))
+            return super()._read(most)
         except Exception as error:  # a timeout or a cut body: one line, by the caller
             raise BodyFailed(error) from None
-        buffer[: len(data)] = data
-        self.digest.update(data)
-        self.size += len(data)
-        return len(data)
 
 
 def capture_objects(s3: Any, where: S3Folder, timeout_s: float) -> list[Listed]:
