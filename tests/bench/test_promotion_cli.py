@@ -197,17 +197,23 @@ def test_promotion_usage_errors_are_one_line(
     assert err.startswith(f"mlcc bench: error: {message}") and len(err.splitlines()) == 1
 
 
+def two_entries(engine: str, chat: str, candidate: str) -> str:
+    """A stack of two hp:endpoints entries, `chat` and `chat-candidate`, with their fields."""
+    return (
+        "config:\n  aws:region: us-east-1\n  aws-native:region: us-east-1\n  hp:model: org/m\n"
+        f"  hp:engine: {engine}\n  hp:speculativeAlgorithm: eagle3\n  hp:speculativeNumTokens: 4\n"
+        f"  hp:endpoints:\n    - name: chat\n      {chat}"
+        f"    - name: chat-candidate\n      {candidate}"
+    )
+
+
 def test_a_candidate_endpoint_of_the_stack_is_promoted_into_the_benched_entry(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    stack = (
-        "config:\n  aws:region: us-east-1\n  aws-native:region: us-east-1\n  hp:model: org/m\n"
-        "  hp:engine: vllm\n  hp:speculativeAlgorithm: eagle3\n  hp:speculativeNumTokens: 4\n"
-        "  hp:endpoints:\n"
-        "    - name: chat\n      speculativeModel: org/head-v1  # the current head\n"
-        "      baseline: true\n"
-        "    - name: chat-candidate\n      speculativeModel: org/head-v3\n"
-        "      speculativeModelRevision: abc123\n"
+    stack = two_entries(
+        "vllm",
+        "speculativeModel: org/head-v1  # the current head\n      baseline: true\n",
+        "speculativeModel: org/head-v3\n      speculativeModelRevision: abc123\n",
     )
     code = promote(
         tmp_path, BETTER, "--endpoint", "chat", "--candidate-endpoint", "chat-candidate",
@@ -235,12 +241,10 @@ def test_a_trained_head_in_s3_is_promoted_from_its_candidate_endpoint(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     head = "s3://my-bucket/heads/run1/checkpoints/3/"
-    stack = (
-        "config:\n  aws:region: us-east-1\n  aws-native:region: us-east-1\n  hp:model: org/m\n"
-        "  hp:engine: vllm\n  hp:speculativeAlgorithm: eagle3\n  hp:speculativeNumTokens: 4\n"
-        "  hp:endpoints:\n"
-        "    - name: chat\n      speculativeModel: org/head-v1\n      baseline: true\n"
-        f"    - name: chat-candidate\n      speculativeModel: {head}\n"
+    stack = two_entries(
+        "vllm",
+        "speculativeModel: org/head-v1\n      baseline: true\n",
+        f"speculativeModel: {head}\n",
     )
     code = promote(
         tmp_path, BETTER, "--endpoint", "chat", "--candidate-endpoint", "chat-candidate",
@@ -256,13 +260,10 @@ def test_a_trained_head_in_s3_is_promoted_from_its_candidate_endpoint(
 def test_an_s3_head_on_an_sglang_stack_is_refused_naming_the_endpoint(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    stack = (
-        "config:\n  aws:region: us-east-1\n  aws-native:region: us-east-1\n  hp:model: org/m\n"
-        "  hp:engine: sglang\n  hp:speculativeAlgorithm: eagle3\n  hp:speculativeNumTokens: 4\n"
-        "  hp:endpoints:\n"
-        "    - name: chat\n      speculativeModel: org/head-v1\n"
-        "    - name: chat-candidate\n      engine: vllm\n"
-        "      speculativeModel: s3://my-bucket/heads/run1/\n"
+    stack = two_entries(
+        "sglang",
+        "speculativeModel: org/head-v1\n",
+        "engine: vllm\n      speculativeModel: s3://my-bucket/heads/run1/\n",
     )
     (tmp_path / "Pulumi.lab.yaml").write_text(stack)
     shutil.copy(REPO / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
