@@ -207,6 +207,17 @@ def two_entries(engine: str, chat: str, candidate: str) -> str:
     )
 
 
+def promote_candidate_entry(tmp_path: Path, stack: str, capsys: pytest.CaptureFixture[str]) -> str:
+    """The better head, served by `chat-candidate`, promoted into `chat`: its stdout."""
+    code = promote(
+        tmp_path, BETTER, "--endpoint", "chat", "--candidate-endpoint", "chat-candidate",
+        stack=stack, head=False,
+    )  # fmt: skip
+    out = capsys.readouterr()
+    assert code == 0, out.out + out.err
+    return out.out
+
+
 def test_a_candidate_endpoint_of_the_stack_is_promoted_into_the_benched_entry(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -215,12 +226,7 @@ def test_a_candidate_endpoint_of_the_stack_is_promoted_into_the_benched_entry(
         "speculativeModel: org/head-v1  # the current head\n      baseline: true\n",
         "speculativeModel: org/head-v3\n      speculativeModelRevision: abc123\n",
     )
-    code = promote(
-        tmp_path, BETTER, "--endpoint", "chat", "--candidate-endpoint", "chat-candidate",
-        stack=stack, head=False,
-    )  # fmt: skip
-    out = capsys.readouterr()
-    assert code == 0, out.out + out.err
+    out = promote_candidate_entry(tmp_path, stack, capsys)
     assert (tmp_path / "Pulumi.lab.yaml").read_text() == stack.replace(
         "org/head-v1  # the current head\n      baseline: true\n",
         "org/head-v3  # the current head\n      baseline: true\n"
@@ -228,10 +234,10 @@ def test_a_candidate_endpoint_of_the_stack_is_promoted_into_the_benched_entry(
     )
     assert (
         "the candidate chat-candidate: kubectl port-forward -n default "
-        "deployment/chat-candidate 8082:8080" in out.out
+        "deployment/chat-candidate 8082:8080" in out
     )
-    assert "hp:endpoints[0].speculativeModelRevision: 'abc123' (new)" in out.out
-    assert out.out.endswith(
+    assert "hp:endpoints[0].speculativeModelRevision: 'abc123' (new)" in out
+    assert out.endswith(
         "the candidate endpoint chat-candidate is still in Pulumi.lab.yaml: once the promoted "
         "head serves, remove its hp:endpoints entry (`pulumi up` then deletes it)\n"
     )
@@ -246,12 +252,7 @@ def test_a_trained_head_in_s3_is_promoted_from_its_candidate_endpoint(
         "speculativeModel: org/head-v1\n      baseline: true\n",
         f"speculativeModel: {head}\n",
     )
-    code = promote(
-        tmp_path, BETTER, "--endpoint", "chat", "--candidate-endpoint", "chat-candidate",
-        stack=stack, head=False,
-    )  # fmt: skip
-    out = capsys.readouterr()
-    assert code == 0, out.out + out.err
+    promote_candidate_entry(tmp_path, stack, capsys)
     assert (tmp_path / "Pulumi.lab.yaml").read_text() == stack.replace(
         "speculativeModel: org/head-v1", f'speculativeModel: "{head}"'
     )  # no speculativeModelRevision: an s3:// head has none
