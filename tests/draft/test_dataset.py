@@ -293,5 +293,6 @@ def test_a_fifo_among_the_output_files_is_one_line(
     assert run(tmp_path)[0] == 1
     err = capsys.readouterr().err
     assert err == (
-        f"draft dataset: --output {tmp_path}/out/drops.jsonl: is a FIFO (named pipe), not a file\n"
+        f"draft dataset: --output {tmp_path}/out/drops.jsonl: is a FIFO (named pipe), not a "
+        "file; move it away or choose another --output\n"
     )

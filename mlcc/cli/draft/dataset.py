@@ -135,17 +135,26 @@ class HashingReader(io.RawIOBase):
         return bytes(self._source.read(most))
 
 
+def check_output_files(output: Path, names: tuple[str, ...]) -> None:
+    """UserFileError naming --output when one of the files to write there is no regular file
+    (a FIFO would block its open for ever)."""
+    for name in names:
+        kind = userfiles.file_kind(output / name, "--output")
+        if kind not in (None, userfiles.FILE):
+            raise userfiles.UserFileError(
+                f"--output {shown_path(output / name)}: is {kind}, not a file; move it away "
+                "or choose another --output"
+            )
+
+
 class Writer:
     """The output folder's three JSON Lines files, written as records are read."""
 
     def __init__(self, output: Path) -> None:
-        for name in ("train.jsonl", "validation.jsonl", "drops.jsonl"):
-            try:
-                kind = userfiles.file_kind(output / name, "--output")
-            except userfiles.UserFileError as error:
-                raise InputError(str(error)) from None
-            if kind not in (None, userfiles.FILE):  # a FIFO would block the open for ever
-                raise InputError(f"--output {shown_path(output / name)}: is {kind}, not a file")
+        try:
+            check_output_files(output, ("train.jsonl", "validation.jsonl", "drops.jsonl"))
+        except userfiles.UserFileError as error:
+            raise InputError(str(error)) from None
         try:
             output.mkdir(parents=True, exist_ok=True)
             self.train = (output / "train.jsonl").open("w", encoding="utf-8")

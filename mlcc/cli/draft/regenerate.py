@@ -29,6 +29,7 @@ from typing import Any
 from mlcc import userfiles
 from mlcc.cli.draft import endpoint as ep
 from mlcc.cli.draft import regen_pool, regen_s3, s3_store
+from mlcc.cli.draft.dataset import check_output_files
 from mlcc.cli.draft.regen_pool import SPLITS
 from mlcc.engine_contract.values import printable
 from mlcc.userfiles import numbers, shown_path
@@ -163,13 +164,7 @@ def _check_dataset(dataset: Path) -> None:
 def _check_output(output: Path) -> None:
     """UserFileError unless every file to write can be."""
     userfiles.check_writable_folder(output, "--output")
-    for name in (*SPLITS, "drops.jsonl", "provenance.json"):
-        kind = userfiles.file_kind(output / name, "--output")
-        if kind not in (None, userfiles.FILE):
-            raise userfiles.UserFileError(
-                f"--output {shown_path(output / name)}: is {kind}, not a file; move it away "
-                "or choose another --output"
-            )
+    check_output_files(output, (*SPLITS, "drops.jsonl", "provenance.json"))
 
 
 def run(args: argparse.Namespace) -> int:
