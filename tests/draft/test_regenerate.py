@@ -373,14 +373,16 @@ def test_a_server_error_text_is_printed_escaped() -> None:
 
 
 class Interrupted:
-    """A dataset whose reading is interrupted (Ctrl-C) after `rows` slow prompts."""
+    """A dataset whose reading is interrupted (Ctrl-C) after `rows` prompts: four slow ones,
+    then ones that hang."""
 
     def __init__(self, rows: int) -> None:
         self.rows = rows
 
     def lines(self) -> Iterator[tuple[str, int, bytes | None]]:
         for number in range(1, self.rows + 1):
-            question = {"role": "user", "content": f"slow q{number}"}
+            word = "slow" if number <= 4 else "hang"  # the fifth holds the one worker for 3 s
+            question = {"role": "user", "content": f"{word} q{number}"}
             row = {"conversations": [question, {"role": "assistant", "content": "a"}]}
             yield "train.jsonl", number, json.dumps(row).encode()
         raise KeyboardInterrupt
